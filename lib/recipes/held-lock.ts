@@ -1,0 +1,64 @@
+import { LockLostError, LockNotHeldError } from '../errors.js';
+import type { LockHandle } from '../lock-handle.js';
+import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { LockQueue, QueueGrant } from './lock-queue.js';
+
+type State = 'held' | 'releasing' | 'released' | 'lost';
+
+/** A granted lock node: signals its loss, releases it exactly once. */
+export class HeldLock implements LockHandle {
+  readonly fencingToken: string;
+  private state: State = 'held';
+  private readonly lostController = new AbortController();
+  private readonly onSessionLost = (): void => this.lose();
+
+  constructor(
+    readonly resource: string,
+    private readonly grant: QueueGrant,
+    private readonly queue: LockQueue,
+    /** Told once when the handle stops being held (released or lost). */
+    private readonly onEnd: (lock: HeldLock) => void = () => undefined,
+  ) {
+    this.fencingToken = grant.fencingToken;
+    if (grant.session.lost.aborted) this.lose();
+    else grant.session.lost.addEventListener('abort', this.onSessionLost, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.lostController.signal;
+  }
+
+  /** The lock node's full path. */
+  get path(): string {
+    return this.grant.path;
+  }
+
+  isHeld(): boolean {
+    return this.state === 'held';
+  }
+
+  async release(): Promise<void> {
+    if (this.state === 'lost') throw this.lostController.signal.reason as LockLostError;
+    if (this.state !== 'held') throw new LockNotHeldError(this.resource);
+    this.state = 'releasing';
+    try {
+      await this.queue.remove(this.grant.session, this.grant.path);
+    } catch (error) {
+      this.state = 'held'; // the node is still there: the caller may retry
+      throw error;
+    }
+    // Local state is cleared only now: the delete is confirmed, or the session (and node) is gone.
+    this.state = 'released';
+    this.grant.session.lost.removeEventListener('abort', this.onSessionLost);
+    this.onEnd(this);
+  }
+
+  private lose(): void {
+    if (this.state !== 'held') return; // a release in flight ends with the session too
+    this.state = 'lost';
+    const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
+    const detail = cause?.detail ?? 'the ZooKeeper session ended';
+    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+    this.onEnd(this);
+  }
+}

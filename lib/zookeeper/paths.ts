@@ -1,0 +1,90 @@
+import { InvalidOptionsError, InvalidResourceNameError } from '../errors.js';
+
+/** Longest resource name accepted, in UTF-8 bytes. Longer names are refused, never truncated or hashed. */
+export const MAX_RESOURCE_BYTES = 512;
+
+/**
+ * Characters kept as they are in a path component. Everything else, `%` included, is percent-encoded
+ * from its UTF-8 bytes, so the encoding is injective (decoding gives the name back) and the result
+ * holds only characters ZooKeeper accepts in a path: no `/`, no NUL, no control or private-use code.
+ */
+const SAFE = /^[A-Za-z0-9_\-.:@+=,;!~*'()]$/;
+
+/**
+ * Turns a user's resource name into one path component below rootPath.
+ * `.` and `..` as a whole name would be relative paths to ZooKeeper, so their dots are encoded too.
+ * @throws InvalidResourceNameError for a non-string, an empty name, a lone surrogate, or a name over
+ *   {@link MAX_RESOURCE_BYTES} bytes.
+ */
+export function encodeResource(resource: unknown): string {
+  if (typeof resource !== 'string') {
+    throw new InvalidResourceNameError(resource, 'a resource name must be a string');
+  }
+  if (resource.length === 0) {
+    throw new InvalidResourceNameError(resource, 'a resource name must not be empty');
+  }
+  if (!resource.isWellFormed()) {
+    throw new InvalidResourceNameError(
+      resource,
+      'it contains a lone UTF-16 surrogate, which has no UTF-8 form; pass well-formed Unicode text',
+    );
+  }
+  const bytes = Buffer.byteLength(resource, 'utf8');
+  if (bytes > MAX_RESOURCE_BYTES) {
+    throw new InvalidResourceNameError(
+      resource,
+      `it is ${bytes} bytes in UTF-8 and the limit is ${MAX_RESOURCE_BYTES}; ` +
+        'use a shorter key (for example a hash of the long one, if collisions are acceptable to you)',
+    );
+  }
+  let out = '';
+  const allDots = /^\.+$/.test(resource);
+  for (const char of resource) {
+    if (SAFE.test(char) && !(allDots && char === '.')) {
+      out += char;
+    } else {
+      for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    }
+  }
+  return out;
+}
+
+/** The inverse of {@link encodeResource}, for introspection and tests. */
+export function decodeResource(component: string): string {
+  return decodeURIComponent(component);
+}
+
+/**
+ * Checks a root path: absolute, no trailing slash, no empty, `.` or `..` segments, and only characters
+ * ZooKeeper accepts.
+ * @throws InvalidOptionsError naming `rootPath`.
+ */
+export function validateRootPath(rootPath: unknown, option = 'rootPath'): string {
+  if (typeof rootPath !== 'string' || !rootPath.startsWith('/')) {
+    throw new InvalidOptionsError(option, `must be an absolute ZooKeeper path such as "/locks", got ${JSON.stringify(rootPath)}`);
+  }
+  if (rootPath === '/') {
+    throw new InvalidOptionsError(option, 'must not be "/": give the locks a path of their own, such as "/locks"');
+  }
+  if (rootPath.endsWith('/')) {
+    throw new InvalidOptionsError(option, `must not end with "/", got ${JSON.stringify(rootPath)}`);
+  }
+  for (const segment of rootPath.slice(1).split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new InvalidOptionsError(option, `has an empty, "." or ".." segment: ${JSON.stringify(rootPath)}`);
+    }
+    if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(segment)) {
+      throw new InvalidOptionsError(option, `contains a character ZooKeeper refuses in paths: ${JSON.stringify(rootPath)}`);
+    }
+    if (segment === 'zookeeper' && rootPath.startsWith('/zookeeper')) {
+      throw new InvalidOptionsError(option, 'must not be under /zookeeper, which ZooKeeper reserves for itself');
+    }
+  }
+  return rootPath;
+}
+
+/** The ancestors of an absolute path, shortest first: `/a/b/c` gives `/a`, `/a/b`, `/a/b/c`. */
+export function pathPrefixes(path: string): string[] {
+  const parts = path.slice(1).split('/');
+  return parts.map((_, i) => `/${parts.slice(0, i + 1).join('/')}`);
+}

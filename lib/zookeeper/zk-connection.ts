@@ -1,0 +1,252 @@
+import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
+import { LOG_LEVEL_ERROR, loadNativeModule, type NativeClient } from './native-client.js';
+import { ZkSession, type ZkSessionApi } from './zk-session.js';
+
+/** Options of one ZooKeeper connection. */
+export interface ZkConnectionOptions {
+  /** Comma-separated `host:port` list, optionally followed by a chroot path: `zk1:2181,zk2:2181/app`. */
+  connectionString: string;
+  /**
+   * Session timeout requested from the server, in ms; the server clamps it to its own
+   * min/max (by default 2 and 20 ticks). Held locks are declared lost after this long disconnected.
+   * @default 15000
+   */
+  sessionTimeoutMs?: number;
+  /**
+   * How long `connect()` waits for the first session before failing, in ms.
+   * @default 10000
+   */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * Connection states, named as Curator names them:
+ * - `connected`: a new session is established (the first one, or a fresh one after `lost`);
+ * - `suspended`: the connection dropped; the session may still be alive on the server;
+ * - `reconnected`: the same session is back; everything it held is still held;
+ * - `lost`: the session expired, or stayed disconnected for the whole session timeout; its
+ *   ephemeral nodes (and so its locks) are gone or about to be; a new session is being opened;
+ * - `closed`: `close()` was called.
+ */
+export type ConnectionState = 'connected' | 'suspended' | 'reconnected' | 'lost' | 'closed';
+export type ConnectionStateListener = (state: ConnectionState, sessionId: string) => void;
+
+export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
+
+/**
+ * Owns the native handles. The C client notices an expired session only once it reconnects, so this
+ * class declares a session lost itself after it has been disconnected for the negotiated session
+ * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
+ * session for new work.
+ */
+export class ZkConnection {
+  readonly connectionString: string;
+  readonly sessionTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  private client: NativeClient | undefined;
+  private current: ZkSession | undefined;
+  private sessionWaiters = new Set<() => void>();
+  private readonly listeners = new Set<ConnectionStateListener>();
+  private lostTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private connecting: Promise<void> | undefined;
+
+  constructor(options: ZkConnectionOptions) {
+    this.connectionString = validateConnectionString(options.connectionString);
+    this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
+    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+  }
+
+  /** The state of the current session, or `closed`. */
+  get state(): ConnectionState | 'connecting' {
+    if (this.closed) return 'closed';
+    if (!this.current || this.current.lost.aborted) return 'connecting';
+    return this.current.connected ? 'connected' : 'suspended';
+  }
+
+  /** The current session's id (hex), or undefined before the first connect. */
+  get sessionId(): string | undefined {
+    return this.current?.id;
+  }
+
+  /** Negotiated session timeout of the current session, in ms. */
+  get negotiatedSessionTimeoutMs(): number | undefined {
+    return this.current?.timeoutMs;
+  }
+
+  onStateChange(listener: ConnectionStateListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Opens the first session. Resolves once connected.
+   * @throws ZkConnectionError when no server answers within connectTimeoutMs, or the string is unusable.
+   */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
+    this.connecting ??= this.firstConnect();
+    return this.connecting;
+  }
+
+  /**
+   * The current live session, waiting for one while a new session is being opened.
+   * It may be suspended: callers wait with `whenConnected` before writing.
+   */
+  session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    const current = this.current;
+    if (current && !current.lost.aborted) return Promise.resolve(current);
+    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
+    if (!this.client) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
+    return new Promise<ZkSessionApi>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.sessionWaiters.delete(wake);
+        reject(signal?.reason);
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        this.session(signal).then(resolve, reject);
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.sessionWaiters.add(wake);
+    });
+  }
+
+  /** Ends the session (ZooKeeper deletes its ephemeral nodes at once) and stops reconnecting. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearLostTimer();
+    const client = this.client;
+    this.client = undefined;
+    this.current?.markLost('the connection was closed by the application');
+    client?.close();
+    this.wakeSessionWaiters();
+    this.emit('closed', this.current?.id ?? '');
+  }
+
+  private async firstConnect(): Promise<void> {
+    this.client = this.openHandle();
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
+    try {
+      await this.session(timeout.signal);
+    } catch (error) {
+      if (this.closed) throw error;
+      const client = this.client;
+      this.client = undefined;
+      client?.close();
+      this.connecting = undefined;
+      throw new ZkConnectionError(this.connectionString, `no server answered within ${this.connectTimeoutMs} ms`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private openHandle(): NativeClient {
+    const Native = loadNativeModule();
+    const config = {
+      connect: this.connectionString,
+      timeout: this.sessionTimeoutMs,
+      debug_level: LOG_LEVEL_ERROR,
+      host_order_deterministic: false,
+    };
+    const client = new Native(config);
+    let session: ZkSession | undefined;
+    client.on('connect', () => {
+      if (this.client !== client) return;
+      if (!session) {
+        session = new ZkSession(client, client.native.timeout);
+        this.current = session;
+        this.emit('connected', session.id);
+        this.wakeSessionWaiters();
+      } else if (!session.connected) {
+        this.clearLostTimer();
+        session.setConnected(true);
+        this.emit('reconnected', session.id);
+      }
+    });
+    client.on('connecting', () => {
+      if (this.client !== client || !session || !session.connected) return;
+      session.setConnected(false);
+      this.emit('suspended', session.id);
+      const suspended = session;
+      this.clearLostTimer();
+      this.lostTimer = setTimeout(
+        () => this.declareLost(suspended, `disconnected for longer than the session timeout (${suspended.timeoutMs} ms)`),
+        suspended.timeoutMs,
+      );
+    });
+    client.on('close', (_client: unknown, code: number) => {
+      if (this.client !== client) return; // closed on purpose
+      const why = code === -112 ? 'the session expired' : code === -113 ? 'authentication failed' : `the client closed (${code})`;
+      if (session) this.declareLost(session, why);
+      else this.replaceHandle();
+    });
+    const started = client.native.init(config);
+    if (started instanceof Error) {
+      throw new ZkConnectionError(this.connectionString, `the ZooKeeper client refused it (${started.message})`, {
+        cause: started,
+      });
+    }
+    return client;
+  }
+
+  private declareLost(session: ZkSession, detail: string): void {
+    if (session.lost.aborted || this.current !== session) return;
+    this.clearLostTimer();
+    session.markLost(detail);
+    this.emit('lost', session.id);
+    this.replaceHandle();
+  }
+
+  private replaceHandle(): void {
+    const old = this.client;
+    this.client = undefined;
+    old?.close();
+    if (this.closed) return;
+    this.client = this.openHandle();
+  }
+
+  private wakeSessionWaiters(): void {
+    const waiters = this.sessionWaiters;
+    this.sessionWaiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  private clearLostTimer(): void {
+    if (this.lostTimer) clearTimeout(this.lostTimer);
+    this.lostTimer = undefined;
+  }
+
+  private emit(state: ConnectionState, sessionId: string): void {
+    for (const listener of [...this.listeners]) listener(state, sessionId);
+  }
+}
+
+function validateConnectionString(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidOptionsError('connectionString', 'is required: a comma-separated list of host:port, e.g. "127.0.0.1:2181"');
+  }
+  const trimmed = value.trim();
+  if (!CONNECTION_STRING.test(trimmed)) {
+    throw new InvalidOptionsError(
+      'connectionString',
+      `${JSON.stringify(value.slice(0, 200))} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
+    );
+  }
+  return trimmed;
+}
+
+/** A duration option: a positive finite number of ms, or the default when absent. */
+export function positiveMs(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidOptionsError(option, `must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}

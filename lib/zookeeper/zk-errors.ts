@@ -1,0 +1,87 @@
+/**
+ * ZooKeeper result codes mapped to typed errors. Recipes branch on these classes, never on numbers.
+ * Codes are the C client's (zookeeper.h), which the `zookeeper` binding passes through.
+ */
+
+export const ZK_CODES = {
+  OK: 0,
+  SYSTEMERROR: -1,
+  RUNTIMEINCONSISTENCY: -2,
+  DATAINCONSISTENCY: -3,
+  CONNECTIONLOSS: -4,
+  MARSHALLINGERROR: -5,
+  UNIMPLEMENTED: -6,
+  OPERATIONTIMEOUT: -7,
+  BADARGUMENTS: -8,
+  INVALIDSTATE: -9,
+  APIERROR: -100,
+  NONODE: -101,
+  NOAUTH: -102,
+  BADVERSION: -103,
+  NOCHILDRENFOREPHEMERALS: -108,
+  NODEEXISTS: -110,
+  NOTEMPTY: -111,
+  SESSIONEXPIRED: -112,
+  INVALIDCALLBACK: -113,
+  INVALIDACL: -114,
+  AUTHFAILED: -115,
+  CLOSING: -116,
+  NOTHING: -117,
+  SESSIONMOVED: -118,
+} as const;
+
+const NAMES = new Map<number, string>(Object.entries(ZK_CODES).map(([name, code]) => [code, name]));
+
+/** Any failed ZooKeeper operation. */
+export class ZkError extends Error {
+  constructor(
+    readonly code: number,
+    readonly op: string,
+    readonly path: string,
+  ) {
+    super(`ZooKeeper ${op} ${path} failed: ${NAMES.get(code) ?? 'UNKNOWN'} (${code})`);
+    this.name = new.target.name;
+  }
+}
+
+/** The node does not exist. */
+export class ZkNoNodeError extends ZkError {}
+/** The node already exists. */
+export class ZkNodeExistsError extends ZkError {}
+/** The ACL forbids the operation, or authentication failed. */
+export class ZkNoAuthError extends ZkError {}
+/**
+ * The connection dropped before the reply arrived: the operation may or may not have been applied.
+ * The session may still be alive; retry once it reconnects.
+ */
+export class ZkConnectionLossError extends ZkError {}
+/** The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone. */
+export class ZkSessionLostError extends ZkError {
+  constructor(op: string, path: string, readonly detail = 'the ZooKeeper session was lost') {
+    super(ZK_CODES.SESSIONEXPIRED, op, path);
+    this.message = `ZooKeeper ${op} ${path} failed: ${detail}`;
+  }
+}
+
+/** Builds the typed error for a non-zero result code. */
+export function zkError(code: number, op: string, path: string): ZkError {
+  switch (code) {
+    case ZK_CODES.NONODE:
+      return new ZkNoNodeError(code, op, path);
+    case ZK_CODES.NODEEXISTS:
+      return new ZkNodeExistsError(code, op, path);
+    case ZK_CODES.NOAUTH:
+    case ZK_CODES.AUTHFAILED:
+      return new ZkNoAuthError(code, op, path);
+    case ZK_CODES.CONNECTIONLOSS:
+    case ZK_CODES.OPERATIONTIMEOUT:
+      return new ZkConnectionLossError(code, op, path);
+    case ZK_CODES.INVALIDSTATE: // the handle is closed or unrecoverable
+    case ZK_CODES.SESSIONEXPIRED:
+    case ZK_CODES.CLOSING:
+    case ZK_CODES.SESSIONMOVED:
+      return new ZkSessionLostError(op, path, `the session ended (${NAMES.get(code)})`);
+    default:
+      return new ZkError(code, op, path);
+  }
+}

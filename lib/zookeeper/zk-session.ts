@@ -1,0 +1,166 @@
+import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+
+export type CreateMode = keyof typeof CREATE_FLAGS;
+
+export interface ChildList {
+  children: string[];
+  /** The parent's Stat as of this read: `pzxid` is the zxid of its last child created or deleted. */
+  stat: ZkStat;
+}
+
+/**
+ * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.
+ * When the session ends, `lost` aborts and every pending or later operation rejects with
+ * ZkSessionLostError. A new session is a new object (see ZkConnection).
+ */
+export interface ZkSessionApi {
+  /** The server-assigned session id, hex. Unique per session, so it can mark a session's nodes. */
+  readonly id: string;
+  /** Aborted, with a ZkSessionLostError as reason, when this session has ended. */
+  readonly lost: AbortSignal;
+  readonly connected: boolean;
+  /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
+  whenConnected(signal?: AbortSignal): Promise<void>;
+  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
+  getChildren(path: string): Promise<ChildList>;
+  /**
+   * Reads a node and leaves a one-shot watch on it. Resolves false, leaving no watch, when the node
+   * does not exist. `onChange` runs at most once, on the node's next change or deletion.
+   */
+  watchNode(path: string, onChange: () => void): Promise<boolean>;
+  delete(path: string): Promise<void>;
+}
+
+/**
+ * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
+ * connection state changes; it never reconnects by itself.
+ */
+export class ZkSession implements ZkSessionApi {
+  readonly id: string;
+  connected = true;
+  private readonly lostController = new AbortController();
+  private readonly pending = new Set<(error: Error) => void>();
+  private connectWaiters = new Set<() => void>();
+  private readonly handle: NativeHandle;
+
+  constructor(
+    readonly client: NativeClient,
+    /** Negotiated session timeout in ms. */
+    readonly timeoutMs: number,
+  ) {
+    this.handle = client.native;
+    this.id = this.handle.client_id;
+  }
+
+  get lost(): AbortSignal {
+    return this.lostController.signal;
+  }
+
+  /** Called by ZkConnection. */
+  setConnected(connected: boolean): void {
+    this.connected = connected;
+    if (connected) {
+      const waiters = this.connectWaiters;
+      this.connectWaiters = new Set();
+      for (const wake of waiters) wake();
+    }
+  }
+
+  /** Called by ZkConnection: ends the session for its users. Idempotent. */
+  markLost(detail: string): void {
+    if (this.lostController.signal.aborted) return;
+    this.connected = false;
+    const reason = new ZkSessionLostError('session', this.id, detail);
+    this.lostController.abort(reason);
+    for (const fail of [...this.pending]) fail(reason);
+    this.pending.clear();
+    for (const wake of this.connectWaiters) wake();
+    this.connectWaiters.clear();
+  }
+
+  whenConnected(signal?: AbortSignal): Promise<void> {
+    if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
+    if (this.connected) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.connectWaiters.delete(wake);
+        reject(signal?.reason);
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        if (this.lost.aborted) reject(this.lost.reason as Error);
+        else resolve();
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.connectWaiters.add(wake);
+    });
+  }
+
+  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
+    return this.call<string>('create', path, (done) =>
+      this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
+    );
+  }
+
+  getChildren(path: string): Promise<ChildList> {
+    return this.call<ChildList>('getChildren', path, (done) =>
+      this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => done(rc, { children, stat })),
+    );
+  }
+
+  watchNode(path: string, onChange: () => void): Promise<boolean> {
+    // The addon never frees a watch callback, so it holds only this small slot, emptied on first use.
+    const slot: { fire?: () => void } = { fire: onChange };
+    const watcher = (type: number): void => {
+      if (type === WATCH_EVENT.SESSION) return; // connection news, not a change of the node
+      const fire = slot.fire;
+      slot.fire = undefined;
+      fire?.();
+    };
+    return this.call<boolean>('watchNode', path, (done) =>
+      this.handle.aw_get(path, watcher, (rc) => {
+        if (rc === -101) {
+          slot.fire = undefined;
+          done(0, false);
+        } else done(rc, true);
+      }),
+    );
+  }
+
+  delete(path: string): Promise<void> {
+    return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
+  }
+
+  /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */
+  private call<T>(op: string, path: string, send: (done: (rc: number, value: T) => void) => number): Promise<T> {
+    if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const fail = (error: Error): void => {
+        if (settled) return;
+        settled = true;
+        reject(error);
+      };
+      this.pending.add(fail);
+      let sent: number;
+      try {
+        sent = send((rc, value) => {
+          if (settled) return;
+          settled = true;
+          this.pending.delete(fail);
+          if (rc === 0) resolve(value);
+          else reject(zkError(rc, op, path));
+        });
+      } catch (error) {
+        this.pending.delete(fail);
+        return fail(error as Error);
+      }
+      if (sent !== 0) {
+        this.pending.delete(fail);
+        fail(sent === -4 ? new ZkConnectionLossError(sent, op, path) : zkError(sent, op, path));
+      }
+    });
+  }
+}
