@@ -77,6 +77,16 @@ export class ZkConnection {
     return this.current?.timeoutMs;
   }
 
+  /**
+   * The current session's id and password (hex). A test kit uses them to expire the session on
+   * purpose; treat the password as a secret.
+   */
+  sessionCredentials(): { id: string; password: string } | undefined {
+    const session = this.current;
+    if (!session || session.lost.aborted) return undefined;
+    return { id: session.id, password: session.client.native.client_password };
+  }
+
   onStateChange(listener: ConnectionStateListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
