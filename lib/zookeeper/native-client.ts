@@ -82,5 +82,6 @@ export const CREATE_FLAGS = {
 } as const;
 
 export const WATCH_EVENT = { SESSION: -1 } as const;
-/** The C client's log level: 1 is errors only. */
-export const LOG_LEVEL_ERROR = 1;
+/** The C client's log levels (zoo_set_debug_level); 0 turns its logging off. */
+export const CLIENT_LOG_LEVELS = { off: 0, error: 1, warn: 2, info: 3, debug: 4 } as const;
+export type ClientLogLevel = keyof typeof CLIENT_LOG_LEVELS;

@@ -1,5 +1,5 @@
 import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
-import { LOG_LEVEL_ERROR, loadNativeModule, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 
 /** Options of one ZooKeeper connection. */
@@ -17,6 +17,12 @@ export interface ZkConnectionOptions {
    * @default 10000
    */
   connectTimeoutMs?: number;
+  /**
+   * What the C client prints to stderr (it cannot be routed to a logger). Process-wide: the last
+   * connection opened sets it for all.
+   * @default 'off'
+   */
+  clientLogLevel?: ClientLogLevel;
 }
 
 /**
@@ -46,6 +52,7 @@ export class ZkConnection {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  readonly clientLogLevel: ClientLogLevel;
   private client: NativeClient | undefined;
   private current: ZkSession | undefined;
   private sessionWaiters = new Set<() => void>();
@@ -58,6 +65,10 @@ export class ZkConnection {
     this.connectionString = validateConnectionString(options.connectionString);
     this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
     this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.clientLogLevel = options.clientLogLevel ?? 'off';
+    if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
+      throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
+    }
   }
 
   /** The state of the current session, or `closed`. */
@@ -162,7 +173,7 @@ export class ZkConnection {
     const config = {
       connect: this.connectionString,
       timeout: this.sessionTimeoutMs,
-      debug_level: LOG_LEVEL_ERROR,
+      debug_level: CLIENT_LOG_LEVELS[this.clientLogLevel],
       host_order_deterministic: false,
     };
     const client = new Native(config);
@@ -170,7 +181,7 @@ export class ZkConnection {
     client.on('connect', () => {
       if (this.client !== client) return;
       if (!session) {
-        session = new ZkSession(client, client.native.timeout);
+        session = new ZkSession(client, client.native.timeout, (ended, detail) => this.declareLost(ended, detail));
         this.current = session;
         this.emit('connected', session.id);
         this.wakeSessionWaiters();

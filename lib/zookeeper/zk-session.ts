@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
 import { ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
@@ -32,6 +33,8 @@ export interface ZkSessionApi {
   delete(path: string): Promise<void>;
 }
 
+const SEND_RETRY_PAUSE_MS = 10;
+
 /**
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
  * connection state changes; it never reconnects by itself.
@@ -48,9 +51,13 @@ export class ZkSession implements ZkSessionApi {
     readonly client: NativeClient,
     /** Negotiated session timeout in ms. */
     readonly timeoutMs: number,
+    /** Told when a reply shows the session is over (expired, closing, moved), so it is replaced. */
+    private readonly onEnded: (session: ZkSession, detail: string) => void = () => undefined,
   ) {
     this.handle = client.native;
     this.id = this.handle.client_id;
+    // Every held lock and every waiter listens for the session's end: many listeners are expected.
+    setMaxListeners(0, this.lostController.signal);
   }
 
   get lost(): AbortSignal {
@@ -141,6 +148,8 @@ export class ZkSession implements ZkSessionApi {
       const fail = (error: Error): void => {
         if (settled) return;
         settled = true;
+        this.pending.delete(fail);
+        if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message);
         reject(error);
       };
       this.pending.add(fail);
@@ -148,19 +157,20 @@ export class ZkSession implements ZkSessionApi {
       try {
         sent = send((rc, value) => {
           if (settled) return;
+          if (rc !== 0) return fail(zkError(rc, op, path));
           settled = true;
           this.pending.delete(fail);
-          if (rc === 0) resolve(value);
-          else reject(zkError(rc, op, path));
+          resolve(value);
         });
       } catch (error) {
-        this.pending.delete(fail);
         return fail(error as Error);
       }
-      if (sent !== 0) {
-        this.pending.delete(fail);
-        fail(sent === -4 ? new ZkConnectionLossError(sent, op, path) : zkError(sent, op, path));
-      }
+      if (sent === 0) return;
+      const error = zkError(sent, op, path);
+      if (error instanceof ZkSessionLostError) return fail(error);
+      // Not sent at all (the C client is between connections): report a connection loss, after a
+      // short pause so that callers retrying on connection loss cannot spin.
+      setTimeout(() => fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }
 }

@@ -148,7 +148,7 @@ async function attachAndClose(connectString: string, credentials: { id: string; 
   const handle = new ZooKeeper({
     connect: connectString,
     timeout: 1500,
-    debug_level: 1,
+    debug_level: 0,
     host_order_deterministic: false,
     client_id: credentials.id,
     client_password: credentials.password,

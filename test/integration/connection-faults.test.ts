@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { ZkConnection, type ConnectionState } from '../../lib/zookeeper/zk-connection.js';
+import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
+import { freePorts } from '../support/zk-server.js';
+
+describe('connection faults against a real ZooKeeper', () => {
+  const zk = useZooKeeper({ own: true });
+  const connect = useConnections(zk);
+  let proxy: ZkProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  async function viaProxy(options: { sessionTimeoutMs?: number } = {}) {
+    const [host, port] = zk.connectString.split(':');
+    proxy = await startZkProxy({ host, port: Number(port) });
+    return connect({ connectionString: proxy.connectString, ...options });
+  }
+
+  it('recovers a create whose reply was lost by adopting its own node, never creating a second one', async () => {
+    const root = uniqueRoot('lostreply');
+    const connection = await viaProxy();
+    const observer = await connect();
+    const lock = new FairLock(connection, { rootPath: root });
+    // Create the parent first, so the create that loses its reply is the lock node's.
+    await (await lock.acquire('r')).release();
+    const fired = proxy!.loseNextCreateReply('x-');
+    const held = await lock.acquire('r');
+    await fired;
+    const nodes = await childrenOf(observer, `${root}/r`);
+    expect(nodes).toHaveLength(1);
+    expect(`${root}/r/${nodes[0]}`).toBe(held.path);
+    expect(held.isHeld()).toBe(true);
+    await held.release();
+    expect(await childrenOf(observer, `${root}/r`)).toEqual([]);
+  });
+
+  it('a dropped connection that comes back keeps the lock and reports suspended then reconnected', async () => {
+    const root = uniqueRoot('blip');
+    const connection = await viaProxy();
+    const states: ConnectionState[] = [];
+    connection.onStateChange((state) => states.push(state));
+    const held = await new FairLock(connection, { rootPath: root }).acquire('b');
+    proxy!.dropConnections();
+    await eventually(() => states.includes('reconnected'), { what: 'reconnected' });
+    expect(states).toEqual(['suspended', 'reconnected']);
+    expect(held.isHeld()).toBe(true);
+    expect(held.signal.aborted).toBe(false);
+    await held.release();
+  });
+
+  it('a holder cut off for the session timeout is told its lock is lost, and a waiter elsewhere gets it', async () => {
+    const root = uniqueRoot('partition');
+    const connection = await viaProxy({ sessionTimeoutMs: 1000 });
+    const other = await connect();
+    const held = await new FairLock(connection, { rootPath: root }).acquire('p');
+    const next = new FairLock(other, { rootPath: root }).acquire('p');
+    await eventually(async () => (await childrenOf(other, `${root}/p`)).length === 2, { what: 'queue' });
+    const states: ConnectionState[] = [];
+    connection.onStateChange((state) => states.push(state));
+    proxy!.setRefusing(true);
+    proxy!.dropConnections();
+    const reason = await new Promise<unknown>((resolve) => held.signal.addEventListener('abort', () => resolve(held.signal.reason)));
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as Error).message).toMatch(/disconnected for longer than the session timeout/);
+    expect(states).toEqual(['suspended', 'lost']);
+    const taken = await next;
+    expect(BigInt(taken.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
+    await taken.release();
+    // Healed: the connection opens a fresh session and locks again.
+    proxy!.setRefusing(false);
+    await eventually(() => connection.state === 'connected', { what: 'a fresh session' });
+    await (await new FairLock(connection, { rootPath: root }).acquire('p')).release();
+  });
+
+  it('waiters keep their place through a server restart and all get the lock; no node is orphaned', async () => {
+    const root = uniqueRoot('restart');
+    const [holderConnection, ...waiterConnections] = await Promise.all(
+      Array.from({ length: 4 }, () => connect({ sessionTimeoutMs: 4000 })),
+    );
+    const holder = await new FairLock(holderConnection!, { rootPath: root }).acquire('s');
+    const granted: string[] = [];
+    const waiters = waiterConnections.map((c, i) =>
+      new FairLock(c, { rootPath: root }).acquire('s').then(async (lock) => {
+        granted.push(`w${i}`);
+        await lock.release();
+      }),
+    );
+    await eventually(async () => (await childrenOf(holderConnection!, `${root}/s`)).length === 4, { what: 'queue' });
+    await zk.server!.stop();
+    await zk.server!.start();
+    await holder.release();
+    await Promise.all(waiters);
+    expect(granted.sort()).toEqual(['w0', 'w1', 'w2']);
+    await eventually(async () => (await childrenOf(holderConnection!, `${root}/s`)).length === 0, { what: 'no nodes' });
+  });
+
+  it('an unreachable ZooKeeper fails connect with ZkConnectionError naming the connect string', async () => {
+    const [port] = await freePorts(1);
+    const connection = new ZkConnection({ connectionString: `127.0.0.1:${port}`, connectTimeoutMs: 500 });
+    const error = await connection.connect().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect((error as Error).message).toContain(`127.0.0.1:${port}`);
+    expect((error as Error).message).toMatch(/no server answered within 500 ms/);
+    connection.close();
+  });
+
+  it('a garbage connect string is refused up front with InvalidOptionsError', () => {
+    for (const bad of ['', 'localhost', 'host:port', '127.0.0.1:2181,,x:1', 'a b:1', 42]) {
+      expect(() => new ZkConnection({ connectionString: bad as string })).toThrow(InvalidOptionsError);
+    }
+    expect(() => new ZkConnection({ connectionString: '127.0.0.1:2181', sessionTimeoutMs: -5 })).toThrow(/sessionTimeoutMs/);
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { exclusiveDriver } from '../../lib/recipes/lock-driver.js';
+import { formatToken } from '../../lib/recipes/lock-queue.js';
+import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
+
+describe('queue entries', () => {
+  it('orders by sequence, not by name, and ignores foreign children', () => {
+    const queue = sortQueue(['x-b-1-0000000010', 'x-a-2-0000000002', 'readme', 'x-c-3-0000000007']);
+    expect(queue.map((e) => e.sequence)).toEqual([2, 7, 10]);
+    expect(queue.map((e) => e.sessionId)).toEqual(['a', 'c', 'b']);
+  });
+
+  it('gives every acquire its own prefix carrying the session id', () => {
+    const a = nodePrefix('x', '100000511d50000');
+    const b = nodePrefix('x', '100000511d50000');
+    expect(a).not.toBe(b);
+    expect(a.startsWith('x-100000511d50000-')).toBe(true);
+    expect(parseEntry(`${a}0000000003`)).toMatchObject({ kind: 'x', sessionId: '100000511d50000', sequence: 3 });
+  });
+});
+
+describe('exclusive driver', () => {
+  const queue = sortQueue(['x-a-1-0000000001', 'x-b-2-0000000002', 'x-c-3-0000000003']);
+  it('grants the lowest entry only', () => {
+    expect(exclusiveDriver.decide(queue, 0)).toEqual({ granted: true });
+  });
+  it('makes each waiter watch exactly its predecessor', () => {
+    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: queue[0] });
+    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: queue[1] });
+  });
+});
+
+describe('fencing tokens', () => {
+  it('compare the same way as strings and as BigInts', () => {
+    const zxids = [0, 9, 10, 4294967296, 4294967297, 2 ** 52 + 5];
+    const tokens = zxids.map(formatToken);
+    expect(tokens.every((t) => t.length === 20)).toBe(true);
+    expect([...tokens].reverse().sort()).toEqual(tokens);
+    expect(tokens.map((t) => BigInt(t))).toEqual(zxids.map((z) => BigInt(z)));
+  });
+});
