@@ -1,9 +1,9 @@
-import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // SWC compiles the tests so Nest's decorator metadata is emitted (esbuild does not).
-  plugins: [swc.vite({ module: { type: 'es6' } })],
+  // Vite 8 compiles TypeScript with Oxc; legacy decorators with emitted metadata are what Nest's
+  // dependency injection reads (design:paramtypes).
+  oxc: { decorator: { legacy: true, emitDecoratorMetadata: true } },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
