@@ -61,7 +61,9 @@ export class LockQueue {
     for (;;) {
       const session = await this.sessions.session(request.stop);
       try {
-        return await this.acquireIn(session, request);
+        const grant = await this.acquireIn(session, request);
+        if (grant?.session.lost.aborted) continue; // granted, then the session ended: the node is gone
+        return grant;
       } catch (error) {
         if (error instanceof ZkSessionLostError && !request.stop.aborted) continue;
         throw error;

@@ -39,6 +39,41 @@ describe('connection faults against a real ZooKeeper', () => {
     expect(await childrenOf(observer, `${root}/r`)).toEqual([]);
   });
 
+  it('an uncontended acquire is one round trip of create + list, and release one delete', async () => {
+    const root = uniqueRoot('wire');
+    const connection = await viaProxy({ sessionTimeoutMs: 4000 });
+    const lock = new FairLock(connection, { rootPath: root });
+    await (await lock.acquire('w')).release(); // creates the parent
+    proxy!.clearTraffic();
+    const held = await lock.acquire('w');
+    const acquireTraffic = proxy!.traffic();
+    proxy!.clearTraffic();
+    await held.release();
+    const releaseTraffic = proxy!.traffic();
+    // Both requests leave before the first reply comes back.
+    expect(acquireTraffic.map((e) => (e.kind === 'request' ? e.op : 'reply'))).toEqual(['create', 'getChildren2', 'reply', 'reply']);
+    expect(releaseTraffic.map((e) => (e.kind === 'request' ? e.op : 'reply'))).toEqual(['delete', 'reply']);
+  });
+
+  it('release retries through a dropped connection and resolves once the node is gone', async () => {
+    const root = uniqueRoot('relloss');
+    const connection = await viaProxy({ sessionTimeoutMs: 4000 });
+    const observer = await connect();
+    const held = await new FairLock(connection, { rootPath: root }).acquire('d');
+    proxy!.setRefusing(true);
+    proxy!.dropConnections();
+    const releasing = held.release();
+    let settled = false;
+    void releasing.finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false); // cannot be confirmed while cut off
+    expect(await childrenOf(observer, `${root}/d`)).toHaveLength(1);
+    proxy!.setRefusing(false);
+    await releasing;
+    expect(held.isHeld()).toBe(false);
+    expect(await childrenOf(observer, `${root}/d`)).toEqual([]);
+  });
+
   it('a dropped connection that comes back keeps the lock and reports suspended then reconnected', async () => {
     const root = uniqueRoot('blip');
     const connection = await viaProxy();

@@ -5,6 +5,25 @@
  */
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
 
+/** One frame seen by the proxy: a request with its opcode name, or the reply to request `xid`. */
+export type TrafficEvent = { kind: 'request'; op: string; xid: number } | { kind: 'reply'; xid: number };
+
+const OP_NAMES: Record<number, string> = {
+  1: 'create',
+  2: 'delete',
+  3: 'exists',
+  4: 'getData',
+  5: 'setData',
+  8: 'getChildren',
+  12: 'getChildren2',
+  15: 'create2',
+  19: 'createContainer',
+  101: 'setWatches',
+  105: 'setWatches2',
+  [-11]: 'closeSession',
+};
+const PING_XID = -2;
+
 const OP_CREATE = 1;
 const OP_CREATE2 = 15;
 const OP_CREATE_CONTAINER = 19;
@@ -21,6 +40,12 @@ export interface ZkProxy {
    * Resolves when the fault has fired.
    */
   loseNextCreateReply(marker: string): Promise<void>;
+  /**
+   * Every request and reply that went through, in order (pings left out): what the client really
+   * put on the wire. Cleared by `clearTraffic`.
+   */
+  traffic(): TrafficEvent[];
+  clearTraffic(): void;
   close(): Promise<void>;
 }
 
@@ -28,6 +53,12 @@ export interface ZkProxy {
 class FrameReader {
   private buffer = Buffer.alloc(0);
   private handshakeSeen = false;
+  private handshake: Buffer | undefined;
+
+  /** False for the connect handshake's frame, which has no xid. */
+  pastHandshake(frame: Buffer): boolean {
+    return frame !== this.handshake;
+  }
 
   push(chunk: Buffer, includeHandshake = false): Buffer[] {
     this.buffer = Buffer.concat([this.buffer, chunk]);
@@ -39,6 +70,7 @@ class FrameReader {
       this.buffer = this.buffer.subarray(4 + length);
       if (!this.handshakeSeen) {
         this.handshakeSeen = true;
+        this.handshake = frame;
         if (includeHandshake) frames.push(frame);
         continue;
       }
@@ -52,6 +84,7 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
   const sockets = new Set<Socket>();
   let refusing = false;
   let armed: { marker: Buffer; fired: () => void } | undefined;
+  let traffic: TrafficEvent[] = [];
 
   const server: Server = createServer((client) => {
     if (refusing) {
@@ -75,6 +108,8 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
       // Frames: 4-byte length, then (after the connect request) xid and op type.
       for (const frame of fromClient.push(chunk)) {
         const op = frame.length >= 8 ? frame.readInt32BE(4) : -1;
+        const xid = frame.length >= 4 ? frame.readInt32BE(0) : 0;
+        if (xid !== PING_XID) traffic.push({ kind: 'request', op: OP_NAMES[op] ?? `op${op}`, xid });
         if (armed && (op === OP_CREATE || op === OP_CREATE2 || op === OP_CREATE_CONTAINER) && frame.includes(armed.marker)) {
           cutAtXid = { xid: frame.readInt32BE(0), fired: armed.fired };
           armed = undefined;
@@ -83,6 +118,8 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
     });
     upstream.on('data', (chunk) => {
       for (const frame of fromServer.push(chunk, true)) {
+        const xid = frame.length >= 4 ? frame.readInt32BE(0) : 0;
+        if (xid !== PING_XID && fromServer.pastHandshake(frame)) traffic.push({ kind: 'reply', xid });
         if (cutAtXid && frame.length >= 4 && frame.readInt32BE(0) === cutAtXid.xid) {
           // The server applied the create; its reply never reaches the client.
           const { fired } = cutAtXid;
@@ -112,6 +149,10 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
     },
     setRefusing(value) {
       refusing = value;
+    },
+    traffic: () => [...traffic],
+    clearTraffic() {
+      traffic = [];
     },
     loseNextCreateReply(marker) {
       return new Promise((resolve) => {
