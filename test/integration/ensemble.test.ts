@@ -38,7 +38,7 @@ describe('on a 3-node ensemble', () => {
     const leader = await ensemble.leader();
     await leader.kill();
     const newLeader = await eventually(() => ensemble.leader().catch(() => undefined), { what: 'a new leader' });
-    expect(newLeader.id).not.toBe(leader.id);
+    expect(newLeader!.id).not.toBe(leader.id);
     await held.release();
     const taken = await next;
     expect(held.signal.aborted).toBe(false);
