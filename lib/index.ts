@@ -2,7 +2,11 @@ export { ZkLockModule } from './zk-lock.module.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 export { LockService } from './lock.service.js';
-export type { LockHandle, AcquireOptions } from './lock-handle.js';
+export type { LockHandle, AcquireOptions, HeldLockInfo } from './lock-handle.js';
+export { DistributedLock } from './distributed-lock.decorator.js';
+export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
+export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
+export { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 export {
   ZkLockError,
   LockTimeoutError,

@@ -35,3 +35,6 @@ export interface AcquireOptions {
   /** Aborting it stops waiting with a LockAbortedError and removes the queue entry. */
   signal?: AbortSignal;
 }
+
+/** What a guarded handler may read about the lock it runs under (releasing is the guard's job). */
+export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'isHeld'>;

@@ -1,21 +1,33 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InvalidOptionsError, LockServiceClosedError } from './errors.js';
-import type { AcquireOptions, LockHandle } from './lock-handle.js';
+import { currentLockContext } from './lock-context.js';
+import type { AcquireOptions, HeldLockInfo, LockHandle } from './lock-handle.js';
 import { FairLock } from './recipes/fair-lock.js';
 import type { HeldLock } from './recipes/held-lock.js';
+import { ReentrantHandle } from './reentrant-handle.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-import { type ConnectionState, type ConnectionStateListener, ZkConnection } from './zookeeper/zk-connection.js';
+import {
+  type ConnectionState,
+  type ConnectionStateListener,
+  ZkConnection,
+  type ZkConnectionOptions,
+} from './zookeeper/zk-connection.js';
 
 /**
- * Distributed locks for the application: one ZooKeeper session per LockService, opened at module
- * init and closed at shutdown, after releasing what is still held.
+ * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
+ * the options supply), opened at module init; at shutdown what is still held is released and the
+ * session closed.
+ *
+ * Inside a lock context (each request, each decorated call) locks are reentrant: taking a resource
+ * the context already holds succeeds at once and counts. Outside any context every acquire is its own.
  */
 @Injectable()
 export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   private readonly connection: ZkConnection;
+  private readonly ownsConnection: boolean;
   private readonly fairLock: FairLock;
   private readonly held = new Set<HeldLock>();
   private readonly defaultWaitTimeoutMs: number | undefined;
@@ -30,7 +42,9 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
     }
     this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
-    this.connection = new ZkConnection(options);
+    this.ownsConnection = !options.connection;
+    // ZkConnection checks connectionString itself: required unless a connection is supplied.
+    this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     this.fairLock = new FairLock(this.connection, {
       rootPath: options.rootPath,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
@@ -42,14 +56,17 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     await this.connection.connect();
   }
 
-  /** Releases every lock still held, then closes the session. */
+  /**
+   * Takes every lock still held away from its holder (its signal aborts with a LockLostError saying
+   * the application is stopping), deletes the nodes, then closes the session unless it was supplied.
+   */
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;
-    const results = await Promise.allSettled([...this.held].map((lock) => lock.release()));
+    const results = await Promise.allSettled([...this.held].map((lock) => lock.revoke('the application is shutting down')));
     for (const result of results) {
       if (result.status === 'rejected') this.logger.warn(`Releasing a lock at shutdown failed: ${String(result.reason)}`);
     }
-    this.connection.close();
+    if (this.ownsConnection) this.connection.close();
   }
 
   /**
@@ -60,20 +77,58 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   async acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
     this.assertOpen(resource);
     const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
-    const lock = await this.fairLock.acquire(resource, {
-      waitTimeoutMs,
-      signal: options.signal,
-      data: this.ownerData,
-      onEnd: this.forget,
-    });
-    return this.track(lock);
+    const context = currentLockContext();
+    if (!context) return this.take(resource, waitTimeoutMs, options.signal);
+    const mine = context.held.get(resource);
+    if (mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
+    // Two holders in one context asking at once share one queue entry.
+    let pending = context.pending.get(resource);
+    if (!pending) {
+      pending = this.take(resource, waitTimeoutMs, options.signal);
+      context.pending.set(resource, pending);
+      const clear = (): void => {
+        if (context.pending.get(resource) === pending) context.pending.delete(resource);
+      };
+      pending.then(clear, clear);
+    }
+    return ReentrantHandle.join(context, await pending);
   }
 
-  /** Takes the lock if it is free right now, without waiting; null when someone else holds it. */
+  /**
+   * Takes several locks, all or nothing, in one canonical order (sorted, duplicates dropped), so that
+   * callers asking for {a, b} and {b, a} cannot deadlock. On any failure the ones taken are released.
+   * `waitTimeoutMs` bounds the whole call.
+   */
+  async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<LockHandle[]> {
+    const ordered = [...new Set(resources)].sort();
+    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
+    const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
+    const handles: LockHandle[] = [];
+    try {
+      for (const resource of ordered) {
+        const left = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
+        handles.push(await this.acquire(resource, { waitTimeoutMs: left, signal: options.signal }));
+      }
+      return handles;
+    } catch (error) {
+      await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
+      throw error;
+    }
+  }
+
+  /**
+   * Takes the lock if it is free right now, without waiting; null when someone else holds it.
+   * Inside a context that already holds it, succeeds at once.
+   */
   async tryAcquire(resource: string): Promise<LockHandle | null> {
     this.assertOpen(resource);
+    const context = currentLockContext();
+    const mine = context?.held.get(resource);
+    if (context && mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
     const lock = await this.fairLock.tryAcquire(resource, { data: this.ownerData, onEnd: this.forget });
-    return lock && this.track(lock);
+    if (!lock) return null;
+    this.held.add(lock);
+    return context ? ReentrantHandle.join(context, lock) : lock;
   }
 
   /**
@@ -93,6 +148,15 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     return result;
   }
 
+  /**
+   * The lock the current request or decorated call holds on `resource` (its signal and fencing
+   * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
+   */
+  heldLock(resource: string): HeldLockInfo | undefined {
+    const entry = currentLockContext()?.held.get(resource);
+    return entry?.lock.isHeld() ? entry.lock : undefined;
+  }
+
   /** The ZooKeeper connection's state. */
   get connectionState(): ConnectionState | 'connecting' {
     return this.connection.state;
@@ -103,7 +167,8 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     return this.connection.onStateChange(listener);
   }
 
-  private track(lock: HeldLock): HeldLock {
+  private async take(resource: string, waitTimeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<HeldLock> {
+    const lock = await this.fairLock.acquire(resource, { waitTimeoutMs, signal, data: this.ownerData, onEnd: this.forget });
     if (lock.isHeld()) this.held.add(lock);
     return lock;
   }

@@ -1,11 +1,11 @@
-import type { ZkConnectionOptions } from './zookeeper/zk-connection.js';
+import type { ZkConnection, ZkConnectionOptions } from './zookeeper/zk-connection.js';
 
 /**
  * Options of ZkLockModule. Every duration is in milliseconds. The connection options
  * (connectionString, sessionTimeoutMs, connectTimeoutMs, clientLogLevel) are documented on
  * ZkConnectionOptions.
  */
-export interface ZkLockModuleOptions extends ZkConnectionOptions {
+export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
   /**
    * ZooKeeper path under which every lock lives. Absolute, without a trailing slash.
    * @default '/locks'
@@ -16,4 +16,15 @@ export interface ZkLockModuleOptions extends ZkConnectionOptions {
    * @default undefined (wait forever)
    */
   defaultWaitTimeoutMs?: number;
+  /**
+   * A connection you created and manage yourself. The module uses it instead of opening its own,
+   * and never closes it. connectionString is then ignored.
+   */
+  connection?: ZkConnection;
+  /**
+   * HTTP status of a response whose handler could not get its @DistributedLock in time:
+   * 409 Conflict or 423 Locked.
+   * @default 409
+   */
+  busyStatus?: 409 | 423;
 }

@@ -38,7 +38,9 @@ export class HeldLock implements LockHandle {
   }
 
   async release(): Promise<void> {
-    if (this.state === 'lost') throw this.lostController.signal.reason as LockLostError;
+    if (this.state === 'lost' || (this.state === 'released' && this.signal.aborted)) {
+      throw this.lostController.signal.reason as LockLostError; // lost, or revoked at shutdown
+    }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
     try {
@@ -53,12 +55,24 @@ export class HeldLock implements LockHandle {
     this.onEnd(this);
   }
 
+  /**
+   * Takes the lock away from a holder that is still running (at shutdown): its signal aborts with a
+   * LockLostError saying why, then the node is deleted.
+   */
+  async revoke(detail: string): Promise<void> {
+    if (this.state !== 'held') return;
+    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+    await this.release();
+  }
+
   private lose(): void {
     if (this.state !== 'held') return; // a release in flight ends with the session too
     this.state = 'lost';
     const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
     const detail = cause?.detail ?? 'the ZooKeeper session ended';
-    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+    if (!this.lostController.signal.aborted) {
+      this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+    }
     this.onEnd(this);
   }
 }

@@ -1,0 +1,71 @@
+import { InvalidOptionsError } from './errors.js';
+import { runGuarded } from './distributed-lock.runner.js';
+import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
+
+/**
+ * The resource a method locks: a fixed name, or a function of the method's arguments returning a
+ * name or several names (then all are taken, in one canonical order, all or nothing).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches any method's parameters
+export type LockResource = string | ((...args: any[]) => string | readonly string[]);
+
+export interface DistributedLockOptions {
+  /**
+   * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
+   * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.
+   */
+  waitTimeoutMs?: number;
+  /**
+   * When the lock cannot be had in time: `'throw'` a LockTimeoutError (an HTTP handler answers with
+   * the module's busyStatus, 409 by default), or `'skip'` the call and resolve `undefined` (the usual
+   * need of a cron job that must run on one instance only).
+   * @default 'throw'
+   */
+  onBusy?: 'throw' | 'skip';
+}
+
+/** What the decorator records on the method. */
+export interface DistributedLockSpec {
+  readonly resource: LockResource;
+  readonly options: DistributedLockOptions;
+  /** `Class.method`, for messages. */
+  readonly method: string;
+}
+
+/**
+ * Takes a distributed lock around a method: controller handlers (HTTP, RPC, WebSocket), provider
+ * methods and `@Cron` jobs alike. The lock is released when the method's result settles; for an
+ * Observable or a stream, when it completes, errors or is unsubscribed. A decorated method always
+ * returns a Promise (of the Observable or stream, if that is what it returns).
+ *
+ * The method is wrapped where it is declared, keeping its name and every reflect-metadata key, so
+ * `@Cron`, Swagger and other decorators work stacked above or below it.
+ */
+export function DistributedLock(resource: LockResource, options: DistributedLockOptions = {}): MethodDecorator {
+  if (!(typeof resource === 'function' || (typeof resource === 'string' && resource.length > 0))) {
+    throw new InvalidOptionsError('@DistributedLock resource', 'must be a non-empty string or a function of the method arguments');
+  }
+  if (options.onBusy !== undefined && options.onBusy !== 'throw' && options.onBusy !== 'skip') {
+    throw new InvalidOptionsError('@DistributedLock onBusy', `must be 'throw' or 'skip', got ${String(options.onBusy)}`);
+  }
+  if (options.waitTimeoutMs !== undefined && !(typeof options.waitTimeoutMs === 'number' && options.waitTimeoutMs >= 0)) {
+    throw new InvalidOptionsError('@DistributedLock waitTimeoutMs', `must be a number of ms >= 0, got ${String(options.waitTimeoutMs)}`);
+  }
+  return (target, key, descriptor: PropertyDescriptor) => {
+    const original: unknown = descriptor.value;
+    if (typeof original !== 'function') {
+      throw new InvalidOptionsError('@DistributedLock', `can only decorate methods; ${String(key)} is not one`);
+    }
+    const spec: DistributedLockSpec = { resource, options, method: `${target.constructor.name}.${String(key)}` };
+    const wrapped = function (this: object, ...args: unknown[]): unknown {
+      return runGuarded(this, spec, args, () => (original as (...a: unknown[]) => unknown).apply(this, args));
+    };
+    for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
+      Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapped);
+    }
+    Object.defineProperty(wrapped, 'name', { value: original.name });
+    Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, spec, wrapped);
+    descriptor.value = wrapped;
+    return descriptor;
+  };
+}

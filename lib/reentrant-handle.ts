@@ -1,0 +1,59 @@
+import { LockNotHeldError } from './errors.js';
+import type { LockContext } from './lock-context.js';
+import type { LockHandle } from './lock-handle.js';
+import type { HeldLock } from './recipes/held-lock.js';
+
+type Entry = { lock: HeldLock; holders: number };
+
+/**
+ * One holder's share of a lock held by a context. Each acquire inside the context gets its own
+ * handle (released once, like any handle); the ZooKeeper node is deleted when the last one is released.
+ */
+export class ReentrantHandle implements LockHandle {
+  private released = false;
+
+  private constructor(
+    private readonly context: LockContext,
+    private readonly entry: Entry,
+  ) {}
+
+  /** Registers one more holder of `lock` in `context`. */
+  static join(context: LockContext, lock: HeldLock): ReentrantHandle {
+    let entry = context.held.get(lock.resource);
+    if (!entry || entry.lock !== lock) {
+      entry = { lock, holders: 0 };
+      context.held.set(lock.resource, entry);
+    }
+    entry.holders += 1;
+    return new ReentrantHandle(context, entry);
+  }
+
+  get resource(): string {
+    return this.entry.lock.resource;
+  }
+
+  get fencingToken(): string {
+    return this.entry.lock.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    return this.entry.lock.signal;
+  }
+
+  isHeld(): boolean {
+    return !this.released && this.entry.lock.isHeld();
+  }
+
+  async release(): Promise<void> {
+    if (this.released) throw new LockNotHeldError(this.resource);
+    this.released = true;
+    this.entry.holders -= 1;
+    if (this.entry.holders > 0) {
+      if (this.signal.aborted) throw this.signal.reason;
+      return;
+    }
+    if (this.context.held.get(this.resource) === this.entry) this.context.held.delete(this.resource);
+    if (this.signal.aborted) throw this.signal.reason; // lost or revoked: nothing left to release
+    await this.entry.lock.release();
+  }
+}

@@ -1,0 +1,219 @@
+import 'reflect-metadata';
+import { Controller, Get, Injectable, type INestApplication, Module, NotFoundException, Param, Post } from '@nestjs/common';
+import { Cron, CronExpression, ScheduleModule } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { interval, map, take } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
+import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+@Injectable()
+class OrdersService {
+  calls = 0;
+  @DistributedLock((id: string) => `orders:${id}`)
+  async touch(id: string): Promise<string> {
+    this.calls += 1;
+    return this.inner(id);
+  }
+
+  @DistributedLock((id: string) => `orders:${id}`)
+  async inner(id: string): Promise<string> {
+    return `order ${id}`;
+  }
+
+  @DistributedLock('job', { onBusy: 'skip' })
+  async nightlyJob(): Promise<string> {
+    return 'ran';
+  }
+
+  @DistributedLock(() => ['pair:b', 'pair:a'])
+  async pairBA(): Promise<string> {
+    await sleep(20);
+    return 'ba';
+  }
+
+  @DistributedLock(() => ['pair:a', 'pair:b'])
+  async pairAB(): Promise<string> {
+    await sleep(20);
+    return 'ab';
+  }
+}
+
+@Injectable()
+class Jobs {
+  below = 0;
+  above = 0;
+  /** The wall-clock second of every run of cronAbove, shared by both applications. */
+  static aboveRuns: number[] = [];
+  @DistributedLock('cron:below', { onBusy: 'skip' })
+  @Cron(CronExpression.EVERY_SECOND)
+  async cronBelow(): Promise<void> {
+    this.below += 1;
+  }
+
+  @Cron(CronExpression.EVERY_SECOND)
+  @DistributedLock('cron:above', { onBusy: 'skip' })
+  async cronAbove(): Promise<void> {
+    this.above += 1;
+    Jobs.aboveRuns.push(Math.floor(Date.now() / 1000));
+    await sleep(200); // still held when the other instance's run of the same tick asks
+  }
+}
+
+let gate: Promise<void> = Promise.resolve();
+
+@Controller()
+class TestController {
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly locks: LockService,
+  ) {}
+
+  @Post('orders/:id')
+  @DistributedLock((id: string) => `orders:${id}`)
+  async ship(@Param('id') id: string): Promise<{ result: string; token: string | undefined }> {
+    const result = await this.orders.touch(id);
+    const direct = await this.locks.withLock(`orders:${id}`, () => 'direct');
+    return { result: `${result} ${direct}`, token: this.locks.heldLock(`orders:${id}`)?.fencingToken };
+  }
+
+  @Get('gated')
+  @DistributedLock('gated')
+  async gated(): Promise<string> {
+    await gate;
+    return 'through';
+  }
+
+  @Get('busy')
+  @DistributedLock('gated', { waitTimeoutMs: 0 })
+  busy(): string {
+    return 'never while gated is held';
+  }
+
+  @Get('missing')
+  @DistributedLock('missing')
+  missing(): never {
+    throw new NotFoundException('no such thing');
+  }
+
+  @Get('ticks')
+  @DistributedLock('ticks')
+  ticks() {
+    return interval(60).pipe(
+      take(5),
+      map((n) => n),
+    );
+  }
+}
+
+@Module({})
+class AppModule {}
+
+describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+  const rootPath = uniqueRoot('http');
+  const apps: INestApplication[] = [];
+  const urls: string[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          AppModule,
+          ScheduleModule.forRoot(),
+          ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath }),
+        ],
+        controllers: [TestController],
+        providers: [OrdersService, Jobs],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      app.enableShutdownHooks();
+      await app.listen(0, '127.0.0.1');
+      apps.push(app);
+      urls.push(await app.getUrl());
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+  });
+
+  it('a handler and the service methods it calls lock the same resource without deadlock (reentrancy)', async () => {
+    const response = await fetch(`${urls[0]}/orders/42`, { method: 'POST' });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as { result: string; token: string };
+    expect(body.result).toBe('order 42 direct');
+    expect(body.token).toMatch(/^\d{20}$/);
+  });
+
+  it('a second request for a held resource waits, on the same instance and on another one', async () => {
+    const observer = await connect();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const first = fetch(`${urls[0]}/gated`);
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/gated`)).length === 1, { what: 'first holds' });
+    const sameInstance = fetch(`${urls[0]}/gated`);
+    const otherInstance = fetch(`${urls[1]}/gated`);
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/gated`)).length === 3, { what: 'two waiters queued' });
+    const busy = await fetch(`${urls[1]}/busy`);
+    expect(busy.status).toBe(409);
+    expect(await busy.json()).toMatchObject({ statusCode: 409, error: 'Conflict', resource: 'gated' });
+    open();
+    const responses = await Promise.all([first, sameInstance, otherInstance]);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(await childrenOf(observer, `${rootPath}/gated`)).toEqual([]);
+  });
+
+  it("a handler's own HttpException passes through untouched, and the lock is released", async () => {
+    const response = await fetch(`${urls[0]}/missing`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ message: 'no such thing' });
+    const observer = await connect();
+    expect(await childrenOf(observer, `${rootPath}/missing`)).toEqual([]);
+  });
+
+  it('an Observable handler keeps the lock until the Observable completes', async () => {
+    const observer = await connect();
+    const response = fetch(`${urls[0]}/ticks`);
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/ticks`)).length === 1, { what: 'held while streaming' });
+    const locks = apps[1]!.get(LockService);
+    expect(await locks.tryAcquire('ticks')).toBeNull();
+    const body = await (await response).json();
+    expect(body).toBe(4);
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/ticks`)).length === 0, { what: 'released on completion' });
+  });
+
+  it('a service method called outside any request takes the lock, and skips when busy with onBusy: skip', async () => {
+    const orders = apps[0]!.get(OrdersService);
+    expect(await orders.nightlyJob()).toBe('ran');
+    const holder = await apps[1]!.get(LockService).acquire('job');
+    expect(await orders.nightlyJob()).toBeUndefined();
+    await holder.release();
+    expect(await orders.nightlyJob()).toBe('ran');
+  });
+
+  it('locks several resources in one canonical order: opposite orders do not deadlock', async () => {
+    const [a, b] = [apps[0]!.get(OrdersService), apps[1]!.get(OrdersService)];
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a.pairAB() : b.pairBA())));
+    expect(results.sort()).toEqual(['ab', 'ab', 'ab', 'ba', 'ba', 'ba']);
+  });
+
+  it('keeps @Cron working with @DistributedLock above or below it, one run per tick across instances', async () => {
+    const jobs = apps.map((app) => app.get(Jobs));
+    await eventually(() => jobs.reduce((n, j) => n + j.below, 0) >= 2 && jobs.reduce((n, j) => n + j.above, 0) >= 2, {
+      what: 'both cron jobs to run',
+      timeoutMs: 10_000,
+    });
+    const perSecond = new Map<number, number>();
+    for (const second of Jobs.aboveRuns) perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    expect([...perSecond.values()].every((runs) => runs === 1)).toBe(true);
+  });
+
+  it('keeps the method name and metadata on the wrapper', () => {
+    expect(OrdersService.prototype.touch.name).toBe('touch');
+    expect(Reflect.getMetadataKeys(Jobs.prototype.cronBelow)).toEqual(expect.arrayContaining(['SCHEDULE_CRON_OPTIONS']));
+    expect(Reflect.getMetadataKeys(Jobs.prototype.cronAbove)).toEqual(expect.arrayContaining(['SCHEDULE_CRON_OPTIONS']));
+  });
+});
