@@ -138,6 +138,28 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     await expect(app({ connectionString: `127.0.0.1:${port}`, connectTimeoutMs: 300 })).rejects.toThrow(ZkConnectionError);
   });
 
+  it('a connection supplied by the user is used, and never closed by the module', async () => {
+    const rootPath = uniqueRoot('supplied');
+    const connection = await connect();
+    const { application, locks } = await app({ connection, connectionString: undefined, rootPath });
+    const lock = await locks.acquire('s');
+    expect(await childrenOf(connection, `${rootPath}/s`)).toHaveLength(1);
+    await application.close();
+    expect(connection.state).toBe('connected');
+    expect(lock.isHeld()).toBe(false);
+    expect(await childrenOf(connection, `${rootPath}/s`)).toEqual([]);
+  });
+
+  it('shutdown tells a holder that is still running: its signal aborts with a LockLostError', async () => {
+    const { application, locks } = await app({ rootPath: uniqueRoot('revoke') });
+    const lock = await locks.acquire('busy-at-exit');
+    await application.close();
+    expect(lock.signal.aborted).toBe(true);
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect((lock.signal.reason as Error).message).toMatch(/shutting down/);
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+  });
+
   it('shutdown releases held locks at once and refuses new ones', async () => {
     const rootPath = uniqueRoot('shutdown');
     const { application, locks } = await app({ rootPath });
