@@ -47,6 +47,7 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     this.fairLock = new FairLock(this.connection, {
       rootPath: options.rootPath,
+      connectWaitMs: this.connection.connectTimeoutMs,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
   }

@@ -1,15 +1,35 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { ScheduleModule } from '@nestjs/schedule';
 import { ZkLockModule } from '../lib/index.js';
-import { COUNTER_STORE, CounterService } from './counter.service.js';
+import { CounterController } from './counter.controller.js';
+import { CounterService } from './counter.service.js';
 import { CounterStore } from './counter.store.js';
+import { ReportJob } from './report.job.js';
 
-@Module({})
-export class AppModule {
-  static register(options: { connectionString: string; counterFile: string }): DynamicModule {
-    return {
-      module: AppModule,
-      imports: [ZkLockModule.forRoot({ connectionString: options.connectionString, rootPath: '/demo-locks' })],
-      providers: [CounterService, { provide: COUNTER_STORE, useValue: new CounterStore(options.counterFile) }],
-    };
-  }
-}
+/** Configured from the environment only: ZK_CONNECT, PORT, COUNTER_FILE, CRON_LOG_FILE, INSTANCE. */
+@Module({
+  imports: [
+    ConfigModule.forRoot({ ignoreEnvFile: true }),
+    ScheduleModule.forRoot(),
+    ZkLockModule.forRootAsync({
+      imports: [ConfigModule],
+      inject: [ConfigService],
+      useFactory: (config: ConfigService) => ({
+        connectionString: config.getOrThrow<string>('ZK_CONNECT'),
+        rootPath: '/demo-locks',
+      }),
+    }),
+  ],
+  controllers: [CounterController],
+  providers: [
+    {
+      provide: CounterStore,
+      inject: [ConfigService],
+      useFactory: (config: ConfigService) => new CounterStore(config.getOrThrow<string>('COUNTER_FILE')),
+    },
+    CounterService,
+    ReportJob,
+  ],
+})
+export class AppModule {}

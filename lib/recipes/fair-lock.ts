@@ -1,6 +1,7 @@
 import { LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError } from '../errors.js';
 import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
 import { ZkError } from '../zookeeper/zk-errors.js';
+import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
 import { HeldLock } from './held-lock.js';
 import { exclusiveDriver, type LockDriver } from './lock-driver.js';
 import { LockQueue, type SessionSource } from './lock-queue.js';
@@ -10,6 +11,12 @@ export interface FairLockOptions {
   rootPath?: string;
   /** Failures of clean-up that ran after the caller was answered (for logging). */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * tryAcquire and `waitTimeoutMs: 0` never wait for the lock, but may have to wait for a connected
+   * session; this bounds that wait, in ms (then LockTimeoutError).
+   * @default 10000
+   */
+  connectWaitMs?: number;
 }
 
 export interface RecipeAcquireOptions {
@@ -32,11 +39,13 @@ export const DEFAULT_ROOT_PATH = '/locks';
 export class FairLock {
   readonly rootPath: string;
   private readonly queue: LockQueue;
+  private readonly connectWaitMs: number;
   protected readonly driver: LockDriver = exclusiveDriver;
 
   constructor(sessions: SessionSource, options: FairLockOptions = {}) {
     this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
     this.queue = new LockQueue(sessions, this.rootPath, options.onBackgroundError);
+    this.connectWaitMs = options.connectWaitMs ?? 10_000;
   }
 
   /** The znode under which a resource's queue lives. */
@@ -60,14 +69,15 @@ export class FairLock {
 
   private async take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     const parent = this.pathOf(resource);
-    const stopper = new Stopper(options.waitTimeoutMs, options.signal);
+    const noWait = tryOnly || options.waitTimeoutMs === 0;
+    const stopper = new Stopper(noWait ? this.connectWaitMs : options.waitTimeoutMs, options.signal);
     try {
       const grant = await this.queue.acquire({
         parent,
         driver: this.driver,
         data: options.data ?? EMPTY,
         stop: stopper.signal,
-        tryOnly: tryOnly || options.waitTimeoutMs === 0,
+        tryOnly: noWait,
       });
       if (!grant) {
         if (tryOnly) return null;
@@ -95,7 +105,8 @@ class Stopper {
     private readonly waitTimeoutMs: number | undefined,
     private readonly callerSignal: AbortSignal | undefined,
   ) {
-    if (waitTimeoutMs !== undefined && waitTimeoutMs > 0 && Number.isFinite(waitTimeoutMs)) {
+    // Longer than setTimeout can count is as good as forever (Node would fire it at once).
+    if (waitTimeoutMs !== undefined && waitTimeoutMs > 0 && waitTimeoutMs <= MAX_TIMER_MS) {
       this.timer = setTimeout(() => this.controller.abort(TIMED_OUT), waitTimeoutMs);
     }
     if (callerSignal?.aborted) this.onAbort();

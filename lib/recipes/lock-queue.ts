@@ -9,6 +9,16 @@ export interface SessionSource {
   session(signal?: AbortSignal): Promise<ZkSessionApi>;
 }
 
+/** What one acquire attempt in one session knows about its node. */
+interface Attempt {
+  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  readonly prefix: string;
+  /** Our node's name, once known. */
+  mine: string | undefined;
+  /** A create was sent whose node may exist even though its name is unknown. */
+  createSent: boolean;
+}
+
 /** A granted place at the head of a queue. */
 export interface QueueGrant {
   readonly session: ZkSessionApi;
@@ -58,16 +68,24 @@ export class LockQueue {
    * disconnected).
    */
   async acquire(request: QueueRequest): Promise<QueueGrant | null> {
+    const { stop } = request;
     for (;;) {
-      const session = await this.sessions.session(request.stop);
+      const session = await this.sessions.session(stop);
+      let grant: QueueGrant | null;
       try {
-        const grant = await this.acquireIn(session, request);
-        if (grant?.session.lost.aborted) continue; // granted, then the session ended: the node is gone
-        return grant;
+        grant = await this.acquireIn(session, request);
       } catch (error) {
-        if (error instanceof ZkSessionLostError && !request.stop.aborted) continue;
+        if (stop.aborted) throw stop.reason; // whatever else went wrong, the caller stopped first
+        if (error instanceof ZkSessionLostError) continue; // our node died with the session: queue again
         throw error;
       }
+      if (grant?.session.lost.aborted) continue; // granted, then the session ended: the node is gone
+      if (grant && stop.aborted) {
+        // Granted in the same instant the caller gave up: hand the lock straight back.
+        this.removeSoon(session, grant.path);
+        throw stop.reason;
+      }
+      return grant;
     }
   }
 
@@ -91,27 +109,31 @@ export class LockQueue {
 
   private async acquireIn(session: ZkSessionApi, request: QueueRequest): Promise<QueueGrant | null> {
     const { parent, driver, stop } = request;
-    const prefix = nodePrefix(driver.kind, session.id);
-    let mine: string | undefined;
+    const attempt: Attempt = { prefix: nodePrefix(driver.kind, session.id), mine: undefined, createSent: false };
     try {
-      let list: ChildList;
-      ({ name: mine, list } = await this.enqueue(session, request, prefix));
+      let list = await this.enqueue(session, request, attempt);
       for (;;) {
         const queue = sortQueue(list.children);
-        const index = queue.findIndex((entry) => entry.name === mine);
-        if (index < 0) {
+        const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
+        if (ours.length === 0) {
           // Our node vanished while the session lives: deleted by hand, or its parent re-created.
-          mine = undefined;
-          ({ name: mine, list } = await this.enqueue(session, request, prefix));
+          attempt.mine = undefined;
+          list = await this.enqueue(session, request, attempt);
           continue;
         }
-        const decision = driver.decide(queue, index);
+        // A create retried after a lost reply can leave two nodes of ours (the first one applied
+        // late on another server): the lowest is our place, the others must go, or we wait on ourselves.
+        attempt.mine = ours[0]!.name;
+        for (const extra of ours.slice(1)) this.removeSoon(session, `${parent}/${extra.name}`);
+        const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
+        const decision = driver.decide(effective, effective.indexOf(ours[0]!));
         if (decision.granted) {
-          return { session, path: `${parent}/${mine}`, fencingToken: formatToken(list.stat.pzxid) };
+          return { session, path: `${parent}/${attempt.mine}`, fencingToken: formatToken(list.stat.pzxid) };
         }
         if (request.tryOnly) {
-          const path = `${parent}/${mine}`;
-          mine = undefined;
+          const path = `${parent}/${attempt.mine}`;
+          attempt.mine = undefined;
+          attempt.createSent = false;
           await this.remove(session, path);
           return null;
         }
@@ -119,10 +141,9 @@ export class LockQueue {
         list = await this.readChildren(session, parent, stop);
       }
     } catch (error) {
-      if (mine !== undefined && !session.lost.aborted) {
-        const path = `${parent}/${mine}`;
-        if (session.connected) await this.remove(session, path).catch(this.onBackgroundError);
-        else this.remove(session, path).catch(this.onBackgroundError);
+      if (!session.lost.aborted) {
+        if (attempt.mine !== undefined) await this.removeBounded(session, `${parent}/${attempt.mine}`);
+        else if (attempt.createSent) this.removeByPrefix(session, parent, attempt.prefix).catch(this.onBackgroundError);
       }
       throw error;
     }
@@ -131,63 +152,66 @@ export class LockQueue {
   /**
    * Creates our node and lists the queue, both sent at once: ZooKeeper answers one session's
    * requests in order, so the listing already contains our node and the uncontended path costs one
-   * round trip. After a connection loss the create's outcome is unknown: look for our prefix, adopt
-   * the node if it is there, create it again otherwise.
+   * round trip. After a connection loss the create's outcome is unknown: the listing after
+   * reconnecting tells (acquireIn adopts any node carrying our prefix), so it is only created again
+   * when none is there.
    */
-  private async enqueue(
-    session: ZkSessionApi,
-    request: QueueRequest,
-    prefix: string,
-  ): Promise<{ name: string; list: ChildList }> {
+  private async enqueue(session: ZkSessionApi, request: QueueRequest, attempt: Attempt): Promise<ChildList> {
     const { parent, data, stop } = request;
     for (;;) {
-      if (!session.connected) await this.whenConnectedOrCleanUp(session, parent, prefix, stop);
-      const created = session.create(`${parent}/${prefix}`, data, 'EPHEMERAL_SEQUENTIAL');
+      if (!session.connected) await session.whenConnected(stop);
+      attempt.createSent = true;
+      const created = session.create(`${parent}/${attempt.prefix}`, data, 'EPHEMERAL_SEQUENTIAL');
       const listed = session.getChildren(parent).then(
         (list) => ({ list }),
         (error: unknown) => ({ error }),
       );
-      let path: string;
       try {
-        path = await created;
+        const path = await created;
+        attempt.mine = path.slice(parent.length + 1);
       } catch (error) {
         await listed;
         if (error instanceof ZkNoNodeError) {
-          await this.ensureParent(session, parent);
+          attempt.createSent = false; // refused: nothing was created
+          await this.ensureParent(session, parent, stop);
           continue;
         }
         if (!(error instanceof ZkConnectionLossError)) throw error;
-        await this.whenConnectedOrCleanUp(session, parent, prefix, stop);
-        const list = await this.readChildren(session, parent, undefined);
-        const adopted = list.children.find((child) => child.startsWith(prefix));
-        if (adopted) return { name: adopted, list };
+        const list = await this.readChildren(session, parent, stop);
+        if (list.children.some((child) => child.startsWith(attempt.prefix))) return list;
         continue;
       }
-      const name = path.slice(parent.length + 1);
       const result = await listed;
-      if ('list' in result) return { name, list: result.list };
-      return { name, list: await this.readChildren(session, parent, undefined) };
+      return 'list' in result ? result.list : this.readChildren(session, parent, stop);
     }
   }
 
   /**
-   * Waits for the connection to come back. If the caller stops meanwhile, a create may have
-   * reached the server unseen: remove any node with our prefix once connected, in the background.
+   * Deletes a node the caller is giving up. The caller waits for one attempt while connected (so a
+   * timed-out acquire has cleaned up when it rejects); anything longer goes on in the background.
    */
-  private async whenConnectedOrCleanUp(session: ZkSessionApi, parent: string, prefix: string, stop: AbortSignal) {
-    try {
-      await session.whenConnected(stop);
-    } catch (error) {
-      if (stop.aborted && !session.lost.aborted) {
-        this.removeByPrefix(session, parent, prefix).catch(this.onBackgroundError);
+  private async removeBounded(session: ZkSessionApi, path: string): Promise<void> {
+    if (session.connected) {
+      try {
+        await session.delete(path);
+        return;
+      } catch (error) {
+        if (error instanceof ZkNoNodeError || error instanceof ZkSessionLostError) return;
+        if (!(error instanceof ZkConnectionLossError)) {
+          this.onBackgroundError(error);
+          return;
+        }
       }
-      throw error;
     }
+    this.removeSoon(session, path);
+  }
+
+  private removeSoon(session: ZkSessionApi, path: string): void {
+    this.remove(session, path).catch(this.onBackgroundError);
   }
 
   private async removeByPrefix(session: ZkSessionApi, parent: string, prefix: string): Promise<void> {
     try {
-      await session.whenConnected();
       const { children } = await this.readChildren(session, parent, undefined);
       await Promise.all(children.filter((c) => c.startsWith(prefix)).map((c) => this.remove(session, `${parent}/${c}`)));
     } catch (error) {
@@ -216,9 +240,11 @@ export class LockQueue {
     if (!session.connected) await session.whenConnected(stop);
     stop.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
-      const slot: { wake?: () => void } = {};
+      let settled = false;
       const finish = (error?: unknown): void => {
-        slot.wake = undefined;
+        if (settled) return;
+        settled = true;
+        watch.cancel();
         stop.removeEventListener('abort', onStop);
         session.lost.removeEventListener('abort', onLost);
         if (error === undefined) resolve();
@@ -226,31 +252,34 @@ export class LockQueue {
       };
       const onStop = (): void => finish(stop.reason);
       const onLost = (): void => finish(session.lost.reason);
-      slot.wake = () => finish();
       stop.addEventListener('abort', onStop, { once: true });
       session.lost.addEventListener('abort', onLost, { once: true });
-      session.watchNode(path, () => slot.wake?.()).then(
+      const watch = session.watchNode(path, () => finish());
+      watch.armed.then(
         (exists) => {
-          if (!exists) slot.wake?.();
+          if (!exists) finish();
         },
-        (error: unknown) => {
-          if (error instanceof ZkConnectionLossError) slot.wake?.();
-          else if (slot.wake) finish(error);
-        },
+        // A dropped connection: re-listing after reconnecting tells what happened.
+        (error: unknown) => finish(error instanceof ZkConnectionLossError ? undefined : error),
       );
     });
   }
 
   /** Creates rootPath (persistent) and the lock's parent (a container, reaped by ZooKeeper when empty). */
-  private async ensureParent(session: ZkSessionApi, parent: string): Promise<void> {
-    for (const path of this.rootAncestors) await this.createIfMissing(session, path, 'PERSISTENT');
-    await this.createIfMissing(session, parent, 'CONTAINER');
+  private async ensureParent(session: ZkSessionApi, parent: string, stop: AbortSignal): Promise<void> {
+    for (const path of this.rootAncestors) await this.createIfMissing(session, path, 'PERSISTENT', stop);
+    await this.createIfMissing(session, parent, 'CONTAINER', stop);
   }
 
-  private async createIfMissing(session: ZkSessionApi, path: string, mode: 'PERSISTENT' | 'CONTAINER'): Promise<void> {
+  private async createIfMissing(
+    session: ZkSessionApi,
+    path: string,
+    mode: 'PERSISTENT' | 'CONTAINER',
+    stop: AbortSignal,
+  ): Promise<void> {
     for (;;) {
       try {
-        if (!session.connected) await session.whenConnected();
+        if (!session.connected) await session.whenConnected(stop);
         await session.create(path, '', mode);
         return;
       } catch (error) {

@@ -39,6 +39,9 @@ export type ConnectionStateListener = (state: ConnectionState, sessionId: string
 
 export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const REOPEN_RETRY_MS = 1000;
+/** setTimeout's largest delay; Node fires longer ones at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
 
@@ -58,7 +61,10 @@ export class ZkConnection {
   private sessionWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
+  private reopenTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** connect() opened a handle: from now on a session is always on its way until close(). */
+  private started = false;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ZkConnectionOptions) {
@@ -121,7 +127,7 @@ export class ZkConnection {
     const current = this.current;
     if (current && !current.lost.aborted) return Promise.resolve(current);
     if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
-    if (!this.client) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
+    if (!this.started) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
     return new Promise<ZkSessionApi>((resolve, reject) => {
       const onAbort = (): void => {
         this.sessionWaiters.delete(wake);
@@ -142,6 +148,7 @@ export class ZkConnection {
     if (this.closed) return;
     this.closed = true;
     this.clearLostTimer();
+    clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
     this.current?.markLost('the connection was closed by the application');
@@ -151,7 +158,13 @@ export class ZkConnection {
   }
 
   private async firstConnect(): Promise<void> {
-    this.client = this.openHandle();
+    try {
+      this.client = this.openHandle();
+      this.started = true;
+    } catch (error) {
+      this.connecting = undefined;
+      throw error;
+    }
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
@@ -162,6 +175,7 @@ export class ZkConnection {
       this.client = undefined;
       client?.close();
       this.connecting = undefined;
+      this.started = false;
       throw new ZkConnectionError(this.connectionString, `no server answered within ${this.connectTimeoutMs} ms`);
     } finally {
       clearTimeout(timer);
@@ -183,8 +197,8 @@ export class ZkConnection {
       if (!session) {
         session = new ZkSession(client, client.native.timeout, (ended, detail) => this.declareLost(ended, detail));
         this.current = session;
-        this.emit('connected', session.id);
         this.wakeSessionWaiters();
+        this.emit('connected', session.id);
       } else if (!session.connected) {
         this.clearLostTimer();
         session.setConnected(true);
@@ -194,13 +208,13 @@ export class ZkConnection {
     client.on('connecting', () => {
       if (this.client !== client || !session || !session.connected) return;
       session.setConnected(false);
-      this.emit('suspended', session.id);
       const suspended = session;
       this.clearLostTimer();
       this.lostTimer = setTimeout(
         () => this.declareLost(suspended, `disconnected for longer than the session timeout (${suspended.timeoutMs} ms)`),
         suspended.timeoutMs,
       );
+      this.emit('suspended', session.id);
     });
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
@@ -221,16 +235,28 @@ export class ZkConnection {
     if (session.lost.aborted || this.current !== session) return;
     this.clearLostTimer();
     session.markLost(detail);
-    this.emit('lost', session.id);
     this.replaceHandle();
+    this.emit('lost', session.id);
   }
 
+  /**
+   * Closes the current handle and opens the next one. Opening can fail (the servers' names do not
+   * resolve during an outage): then it is retried every second while session() callers keep waiting.
+   */
   private replaceHandle(): void {
     const old = this.client;
     this.client = undefined;
     old?.close();
-    if (this.closed) return;
-    this.client = this.openHandle();
+    this.reopen();
+  }
+
+  private reopen(): void {
+    if (this.closed || this.client) return;
+    try {
+      this.client = this.openHandle();
+    } catch {
+      this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
+    }
   }
 
   private wakeSessionWaiters(): void {
@@ -244,8 +270,17 @@ export class ZkConnection {
     this.lostTimer = undefined;
   }
 
+  /** Listeners run after the state has changed; one that throws cannot stop the others or the state machine. */
   private emit(state: ConnectionState, sessionId: string): void {
-    for (const listener of [...this.listeners]) listener(state, sessionId);
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state, sessionId);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   }
 }
 
@@ -266,8 +301,8 @@ function validateConnectionString(value: unknown): string {
 /** A duration option: a positive finite number of ms, or the default when absent. */
 export function positiveMs(value: unknown, option: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidOptionsError(option, `must be a positive number of milliseconds, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw new InvalidOptionsError(option, `must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
   return value;
 }

@@ -1,8 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
-import { ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
+
+export interface NodeWatch {
+  readonly armed: Promise<boolean>;
+  cancel(): void;
+}
 
 export interface ChildList {
   children: string[];
@@ -26,14 +31,21 @@ export interface ZkSessionApi {
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
   getChildren(path: string): Promise<ChildList>;
   /**
-   * Reads a node and leaves a one-shot watch on it. Resolves false, leaving no watch, when the node
-   * does not exist. `onChange` runs at most once, on the node's next change or deletion.
+   * Reads a node and leaves a one-shot watch on it. `armed` resolves false, leaving no watch, when
+   * the node does not exist. `onChange` runs at most once, on the node's next change or deletion,
+   * unless `cancel` was called first. Watchers of one path share one ZooKeeper watch.
    */
-  watchNode(path: string, onChange: () => void): Promise<boolean>;
+  watchNode(path: string, onChange: () => void): NodeWatch;
   delete(path: string): Promise<void>;
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
+
+/** One ZooKeeper watch on a path, shared by every waiter of this session on that path. */
+interface PathWatch {
+  readonly callbacks: Set<() => void>;
+  armed: Promise<boolean>;
+}
 
 /**
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
@@ -45,6 +57,7 @@ export class ZkSession implements ZkSessionApi {
   private readonly lostController = new AbortController();
   private readonly pending = new Set<(error: Error) => void>();
   private connectWaiters = new Set<() => void>();
+  private readonly watches = new Map<string, PathWatch>();
   private readonly handle: NativeHandle;
 
   constructor(
@@ -82,6 +95,7 @@ export class ZkSession implements ZkSessionApi {
     this.lostController.abort(reason);
     for (const fail of [...this.pending]) fail(reason);
     this.pending.clear();
+    this.watches.clear();
     for (const wake of this.connectWaiters) wake();
     this.connectWaiters.clear();
   }
@@ -117,27 +131,43 @@ export class ZkSession implements ZkSessionApi {
     );
   }
 
-  watchNode(path: string, onChange: () => void): Promise<boolean> {
-    // The addon never frees a watch callback, so it holds only this small slot, emptied on first use.
-    const slot: { fire?: () => void } = { fire: onChange };
-    const watcher = (type: number): void => {
-      if (type === WATCH_EVENT.SESSION) return; // connection news, not a change of the node
-      const fire = slot.fire;
-      slot.fire = undefined;
-      fire?.();
-    };
-    return this.call<boolean>('watchNode', path, (done) =>
-      this.handle.aw_get(path, watcher, (rc) => {
-        if (rc === -101) {
-          slot.fire = undefined;
-          done(0, false);
-        } else done(rc, true);
-      }),
-    );
+  watchNode(path: string, onChange: () => void): NodeWatch {
+    let watch = this.watches.get(path);
+    if (!watch) {
+      const created: PathWatch = { callbacks: new Set(), armed: Promise.resolve(true) };
+      watch = created;
+      this.watches.set(path, created);
+      // The addon never frees a watch callback: it holds only this bound method, never a waiter.
+      created.armed = this.call<boolean>('watchNode', path, (done) =>
+        this.handle.aw_get(path, this.onNodeEvent.bind(this, path), (rc) => {
+          if (rc === ZK_CODES.NONODE) {
+            this.fireWatch(path, created); // nothing to watch: no watch was left
+            done(0, false);
+          } else done(rc, true);
+        }),
+      );
+      created.armed.catch(() => this.fireWatch(path, created));
+    }
+    const callbacks = watch.callbacks;
+    callbacks.add(onChange);
+    return { armed: watch.armed, cancel: () => callbacks.delete(onChange) };
   }
 
   delete(path: string): Promise<void> {
     return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
+  }
+
+  private onNodeEvent(path: string, type: number): void {
+    if (type === WATCH_EVENT.SESSION) return; // connection news, not a change of the node
+    const watch = this.watches.get(path);
+    if (watch) this.fireWatch(path, watch);
+  }
+
+  private fireWatch(path: string, watch: PathWatch): void {
+    if (this.watches.get(path) === watch) this.watches.delete(path);
+    const callbacks = [...watch.callbacks];
+    watch.callbacks.clear();
+    for (const callback of callbacks) callback();
   }
 
   /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */
@@ -166,10 +196,10 @@ export class ZkSession implements ZkSessionApi {
         return fail(error as Error);
       }
       if (sent === 0) return;
-      const error = zkError(sent, op, path);
-      if (error instanceof ZkSessionLostError) return fail(error);
-      // Not sent at all (the C client is between connections): report a connection loss, after a
-      // short pause so that callers retrying on connection loss cannot spin.
+      if (sent !== ZK_CODES.MARSHALLINGERROR && sent !== ZK_CODES.CONNECTIONLOSS) return fail(zkError(sent, op, path));
+      // Not queued (the C client refuses while its handle is closing): report a connection loss,
+      // after a short pause so that callers retrying on connection loss cannot spin; the session's
+      // end follows and stops them.
       setTimeout(() => fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }

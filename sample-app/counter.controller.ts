@@ -1,0 +1,46 @@
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { DistributedLock, LockService } from '../lib/index.js';
+import { CounterService } from './counter.service.js';
+
+interface CounterValue {
+  value: number;
+}
+
+@Controller('counter')
+export class CounterController {
+  constructor(
+    private readonly counter: CounterService,
+    private readonly locks: LockService,
+  ) {}
+
+  @Get()
+  async read(): Promise<CounterValue> {
+    return { value: await this.counter.read() };
+  }
+
+  @Post('reset')
+  @HttpCode(204)
+  reset(): Promise<void> {
+    return this.counter.reset();
+  }
+
+  /** Loses updates as soon as two requests overlap: the baseline the locked endpoints are measured against. */
+  @Post('unsafe')
+  async unsafe(): Promise<CounterValue> {
+    return { value: await this.counter.increment() };
+  }
+
+  @Post('decorated')
+  @DistributedLock('counter')
+  async decorated(): Promise<CounterValue> {
+    const lock = this.locks.heldLock('counter');
+    // Without the lock the fencing token would be missing and the store could not refuse a stale write.
+    if (!lock) throw new Error('@DistributedLock did not give this request the lock on "counter"');
+    return { value: await this.counter.increment(lock.fencingToken) };
+  }
+
+  @Post('direct')
+  async direct(): Promise<CounterValue> {
+    return { value: await this.counter.incrementWithLock() };
+  }
+}
