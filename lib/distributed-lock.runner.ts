@@ -1,11 +1,13 @@
 import { finished, Readable } from 'node:stream';
-import { StreamableFile } from '@nestjs/common';
+import { Logger, StreamableFile } from '@nestjs/common';
 import { isObservable, finalize, type Observable } from 'rxjs';
-import { InvalidResourceNameError, LockLostError, LockTimeoutError } from './errors.js';
+import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from './errors.js';
 import type { DistributedLockSpec } from './distributed-lock.decorator.js';
 import { runInLockContext } from './lock-context.js';
 import type { LockHandle } from './lock-handle.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
+
+const logger = new Logger('ZkLock');
 
 /**
  * Runs one call of a @DistributedLock method: in the caller's lock context (or a fresh one), takes
@@ -21,7 +23,8 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
     try {
       handles = await service.acquireAll(resources, { waitTimeoutMs });
     } catch (error) {
-      if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+      // Busy, or the application is stopping: a run that may be skipped is skipped.
+      if (skipWhenBusy && (error instanceof LockTimeoutError || error instanceof LockServiceClosedError)) return undefined;
       throw error;
     }
     let result: unknown;
@@ -31,7 +34,7 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       await releaseAll(handles);
       throw error;
     }
-    return holdUntilSettled(result, handles);
+    return holdUntilSettled(result, handles, spec);
   });
 }
 
@@ -49,7 +52,7 @@ function resourcesOf(spec: DistributedLockSpec, args: unknown[]): readonly strin
  * Keeps the locks until the result is done: a promise or value settles, an Observable completes,
  * errors or is unsubscribed, a stream ends, fails or is destroyed.
  */
-function holdUntilSettled(result: unknown, handles: LockHandle[]): unknown {
+function holdUntilSettled(result: unknown, handles: LockHandle[], spec: DistributedLockSpec): unknown {
   if (isObservable(result)) {
     return (result as Observable<unknown>).pipe(finalize(() => void releaseAll(handles).catch(() => undefined)));
   }
@@ -61,7 +64,8 @@ function holdUntilSettled(result: unknown, handles: LockHandle[]): unknown {
   return Promise.resolve(result).then(
     async (value) => {
       const lost = await releaseAll(handles);
-      if (lost) throw lost; // the method finished, but not under an exclusive lock: say so
+      // The method could see the loss through its lock's signal and chose its answer: it stands.
+      if (lost) logger.warn(`${spec.method} completed after its lock was lost: ${lost.message}`);
       return value;
     },
     async (error: unknown) => {

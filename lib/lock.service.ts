@@ -1,5 +1,12 @@
 import { hostname } from 'node:os';
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { InvalidOptionsError, LockServiceClosedError } from './errors.js';
 import { currentLockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle } from './lock-handle.js';
@@ -23,8 +30,10 @@ import {
  * Inside a lock context (each request, each decorated call) locks are reentrant: taking a resource
  * the context already holds succeeds at once and counts. Outside any context every acquire is its own.
  */
+const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
+
 @Injectable()
-export class LockService implements OnModuleInit, OnApplicationShutdown {
+export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   private readonly connection: ZkConnection;
   private readonly ownsConnection: boolean;
@@ -34,14 +43,18 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly ownerData = Buffer.from(JSON.stringify({ host: hostname(), pid: process.pid }));
   private readonly forget = (lock: HeldLock): void => {
     this.held.delete(lock);
+    if (this.held.size === 0) this.allReleased?.();
   };
   private closing = false;
+  private allReleased: (() => void) | undefined;
+  private readonly shutdownGraceMs: number;
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
       throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
     }
     this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
+    this.shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
@@ -58,16 +71,37 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Takes every lock still held away from its holder (its signal aborts with a LockLostError saying
-   * the application is stopping), deletes the nodes, then closes the session unless it was supplied.
+   * Shutdown begins (before the HTTP server stops taking requests): refuse new locks, give the
+   * holders still running up to shutdownGraceMs to finish, then take what is still held away from
+   * them: their signal aborts with a LockLostError saying the application is stopping.
    */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    if (this.held.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.shutdownGraceMs);
+        this.allReleased = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.allReleased = undefined;
+    }
+    await this.revokeAll();
+  }
+
+  /** Releases anything left, then closes the session unless it was supplied. */
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;
+    await this.revokeAll();
+    if (this.ownsConnection) this.connection.close();
+  }
+
+  private async revokeAll(): Promise<void> {
     const results = await Promise.allSettled([...this.held].map((lock) => lock.revoke('the application is shutting down')));
     for (const result of results) {
       if (result.status === 'rejected') this.logger.warn(`Releasing a lock at shutdown failed: ${String(result.reason)}`);
     }
-    if (this.ownsConnection) this.connection.close();
   }
 
   /**
@@ -76,12 +110,12 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
    *   InvalidResourceNameError for a name that cannot be a lock.
    */
   async acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    this.assertOpen(resource);
     const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
     const context = currentLockContext();
+    const mine = context?.held.get(resource);
+    if (context && mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
+    this.assertOpen(resource);
     if (!context) return this.take(resource, waitTimeoutMs, options.signal);
-    const mine = context.held.get(resource);
-    if (mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
     // Two holders in one context asking at once share one queue entry.
     let pending = context.pending.get(resource);
     if (!pending) {
@@ -122,10 +156,10 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
    * Inside a context that already holds it, succeeds at once.
    */
   async tryAcquire(resource: string): Promise<LockHandle | null> {
-    this.assertOpen(resource);
     const context = currentLockContext();
     const mine = context?.held.get(resource);
     if (context && mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
+    this.assertOpen(resource);
     const lock = await this.fairLock.tryAcquire(resource, { data: this.ownerData, onEnd: this.forget });
     if (!lock) return null;
     this.held.add(lock);

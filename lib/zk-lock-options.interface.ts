@@ -27,4 +27,10 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * @default 409
    */
   busyStatus?: 409 | 423;
+  /**
+   * At shutdown (SIGTERM with enableShutdownHooks), how long holders still running may take to
+   * finish, in ms, before their locks are taken away (their signal aborts with a LockLostError).
+   * @default 5000
+   */
+  shutdownGraceMs?: number;
 }

@@ -18,6 +18,7 @@ import { ReportJob } from './report.job.js';
       useFactory: (config: ConfigService) => ({
         connectionString: config.getOrThrow<string>('ZK_CONNECT'),
         rootPath: '/demo-locks',
+        shutdownGraceMs: Number(config.get<string>('SHUTDOWN_GRACE_MS') ?? 5000),
       }),
     }),
   ],

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, ParseIntPipe, Post } from '@nestjs/common';
 import { DistributedLock, LockService } from '../lib/index.js';
 import { CounterService } from './counter.service.js';
 
@@ -42,5 +42,23 @@ export class CounterController {
   @Post('direct')
   async direct(): Promise<CounterValue> {
     return { value: await this.counter.incrementWithLock() };
+  }
+
+  /**
+   * Holds the counter's lock for up to `ms`, or until the lock is lost or taken away at shutdown:
+   * the handler watches its lock's signal, as work that must stay exclusive should.
+   */
+  @Post('hold/:ms')
+  @DistributedLock('counter')
+  async hold(@Param('ms', ParseIntPipe) ms: number): Promise<{ held: 'until the end' | 'until lost' }> {
+    const signal = this.locks.heldLock('counter')?.signal;
+    const lost = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    return { held: lost ? 'until lost' : 'until the end' };
   }
 }

@@ -21,7 +21,7 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
 
   async function app(options: Partial<ZkLockModuleOptions> = {}) {
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, ...options })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, shutdownGraceMs: 50, ...options })],
     }).compile();
     const application = moduleRef.createNestApplication({ logger: false });
     await application.init();

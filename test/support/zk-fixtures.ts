@@ -153,13 +153,18 @@ async function attachAndClose(connectString: string, credentials: { id: string; 
     client_id: credentials.id,
     client_password: credentials.password,
   });
-  await new Promise<void>((resolve, reject) => {
+  const attached = await new Promise<boolean>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('could not attach to the session to expire it')), 10_000);
     handle.once('connect', () => {
       clearTimeout(timer);
-      resolve();
+      resolve(true);
+    });
+    // The server refused the id: the session is already gone.
+    handle.once('close', () => {
+      clearTimeout(timer);
+      resolve(false);
     });
     handle.init({});
   });
-  handle.close();
+  if (attached) handle.close();
 }
