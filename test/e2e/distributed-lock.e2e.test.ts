@@ -1,5 +1,18 @@
 import 'reflect-metadata';
-import { Controller, Get, Injectable, type INestApplication, Module, NotFoundException, Param, Post } from '@nestjs/common';
+import { Readable } from 'node:stream';
+import {
+  Controller,
+  Get,
+  Injectable,
+  type INestApplication,
+  type MessageEvent,
+  Module,
+  NotFoundException,
+  Param,
+  Post,
+  Sse,
+  StreamableFile,
+} from '@nestjs/common';
 import { Cron, CronExpression, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { interval, map, take } from 'rxjs';
@@ -98,6 +111,25 @@ class TestController {
     throw new NotFoundException('no such thing');
   }
 
+  @Sse('events')
+  @DistributedLock('events')
+  events() {
+    return interval(50).pipe(map((n): MessageEvent => ({ data: { n } })));
+  }
+
+  @Get('file')
+  @DistributedLock('file')
+  file(): StreamableFile {
+    let sent = 0;
+    const stream = new Readable({
+      read() {
+        sent += 1;
+        setTimeout(() => this.push(sent <= 5 ? `chunk ${sent}\n` : null), 40);
+      },
+    });
+    return new StreamableFile(stream);
+  }
+
   @Get('ticks')
   @DistributedLock('ticks')
   ticks() {
@@ -129,7 +161,7 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
         controllers: [TestController],
         providers: [OrdersService, Jobs],
       }).compile();
-      const app = moduleRef.createNestApplication({ logger: false });
+      const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
       app.enableShutdownHooks();
       await app.listen(0, '127.0.0.1');
       apps.push(app);
@@ -183,6 +215,37 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
     const body = await (await response).json();
     expect(body).toBe(4);
     await eventually(async () => (await childrenOf(observer, `${rootPath}/ticks`)).length === 0, { what: 'released on completion' });
+  });
+
+  it('an endless event stream holds its lock until the client goes away', async () => {
+    const observer = await connect();
+    const client = new AbortController();
+    const response = await fetch(`${urls[0]}/events`, { signal: client.signal });
+    const reader = response.body!.getReader();
+    let received = '';
+    while (!received.includes('"n":2')) received += Buffer.from((await reader.read()).value!).toString();
+    // Events are flowing, under the lock.
+    expect(await childrenOf(observer, `${rootPath}/events`)).toHaveLength(1);
+    client.abort();
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/events`)).length === 0, {
+      what: 'the lock to be released when the client left',
+    });
+  });
+
+  it('a streamed file holds its lock until the stream ends', async () => {
+    const observer = await connect();
+    const response = await fetch(`${urls[0]}/file`);
+    const reader = response.body!.getReader();
+    await reader.read();
+    expect(await childrenOf(observer, `${rootPath}/file`)).toHaveLength(1);
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString();
+    }
+    expect(text).toContain('chunk 5');
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/file`)).length === 0, { what: 'released at the end' });
   });
 
   it('a service method called outside any request takes the lock, and skips when busy with onBusy: skip', async () => {
