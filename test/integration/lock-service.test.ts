@@ -130,6 +130,25 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     await application.close();
   });
 
+  it('forRootAsync with useClass, and isGlobal, work too', async () => {
+    const rootPath = uniqueRoot('useclass');
+    @Injectable()
+    class LockOptionsFactory {
+      create(): ZkLockModuleOptions {
+        return { connectionString: zk.connectString, rootPath };
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRootAsync({ useClass: LockOptionsFactory, isGlobal: true })],
+    }).compile();
+    const application = await moduleRef.createNestApplication({ logger: false }).init();
+    const lock = await application.get(LockService).acquire('c');
+    const observer = await connect();
+    expect(await childrenOf(observer, `${rootPath}/c`)).toHaveLength(1);
+    await lock.release();
+    await application.close();
+  });
+
   it('start-up fails with a clear error for bad options or an unreachable ZooKeeper', async () => {
     await expect(app({ rootPath: 'relative' })).rejects.toThrow(InvalidOptionsError);
     await expect(app({ connectionString: '' })).rejects.toThrow(/connectionString/);
