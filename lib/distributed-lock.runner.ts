@@ -14,8 +14,8 @@ const logger = new Logger('ZkLock');
  * the lock(s), calls the method, and releases when its result settles.
  */
 export function runGuarded(instance: object, spec: DistributedLockSpec, args: unknown[], call: () => unknown): Promise<unknown> {
-  const service = lockServiceRegistry.serviceFor(instance, spec.method);
   return runInLockContext(async () => {
+    const service = lockServiceRegistry.serviceFor(instance, spec.method);
     const resources = resourcesOf(spec, args);
     const skipWhenBusy = spec.options.onBusy === 'skip';
     const waitTimeoutMs = spec.options.waitTimeoutMs ?? (skipWhenBusy ? 0 : undefined);
@@ -27,14 +27,15 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       if (skipWhenBusy && (error instanceof LockTimeoutError || error instanceof LockServiceClosedError)) return undefined;
       throw error;
     }
+    const release = releaseOnce(handles, spec);
     let result: unknown;
     try {
       result = call();
     } catch (error) {
-      await releaseAll(handles);
-      throw error;
+      await release();
+      throw error; // the method's own error, untouched
     }
-    return holdUntilSettled(result, handles, spec);
+    return holdUntilDone(result, release);
   });
 }
 
@@ -50,41 +51,48 @@ function resourcesOf(spec: DistributedLockSpec, args: unknown[]): readonly strin
 
 /**
  * Keeps the locks until the result is done: a promise or value settles, an Observable completes,
- * errors or is unsubscribed, a stream ends, fails or is destroyed.
+ * errors or is unsubscribed, a stream ends, fails or is destroyed (also when a promise resolves to
+ * an Observable or a stream). An Observable must be subscribed, once: Nest does that for handlers.
  */
-function holdUntilSettled(result: unknown, handles: LockHandle[], spec: DistributedLockSpec): unknown {
-  if (isObservable(result)) {
-    return (result as Observable<unknown>).pipe(finalize(() => void releaseAll(handles).catch(() => undefined)));
-  }
+function holdUntilDone(result: unknown, release: () => Promise<void>): unknown {
+  if (isObservable(result)) return (result as Observable<unknown>).pipe(finalize(() => void release()));
   const stream = result instanceof StreamableFile ? result.getStream() : result instanceof Readable ? result : undefined;
   if (stream) {
-    finished(stream, () => void releaseAll(handles).catch(() => undefined));
+    finished(stream, () => void release());
     return result;
   }
-  return Promise.resolve(result).then(
-    async (value) => {
-      const lost = await releaseAll(handles);
-      // The method could see the loss through its lock's signal and chose its answer: it stands.
-      if (lost) logger.warn(`${spec.method} completed after its lock was lost: ${lost.message}`);
-      return value;
-    },
-    async (error: unknown) => {
-      await releaseAll(handles);
-      throw error; // the method's own error, untouched
-    },
-  );
+  if (isThenable(result)) {
+    return Promise.resolve(result).then(
+      (value) => (isObservable(value) || value instanceof StreamableFile || value instanceof Readable ? holdUntilDone(value, release) : release().then(() => value)),
+      async (error: unknown) => {
+        await release();
+        throw error; // the method's own error, untouched
+      },
+    );
+  }
+  return release().then(() => result);
 }
 
-/** Releases every handle; returns the LockLostError of one that was lost meanwhile, if any. */
-async function releaseAll(handles: readonly LockHandle[]): Promise<LockLostError | undefined> {
-  let lost: LockLostError | undefined;
-  for (const handle of [...handles].reverse()) {
-    try {
-      await handle.release();
-    } catch (error) {
-      if (!(error instanceof LockLostError)) throw error;
-      lost ??= error;
-    }
-  }
-  return lost;
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/**
+ * Releases every handle, once however often it is called, and never throws: the method's own result
+ * or error is what the caller gets. A lock lost meanwhile is logged (the method could see it through
+ * its signal and chose its answer); any other release failure is logged too.
+ */
+function releaseOnce(handles: readonly LockHandle[], spec: DistributedLockSpec): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () =>
+    (done ??= (async () => {
+      for (const handle of [...handles].reverse()) {
+        try {
+          await handle.release();
+        } catch (error) {
+          if (error instanceof LockLostError) logger.warn(`${spec.method} completed after its lock was lost: ${error.message}`);
+          else logger.error(`${spec.method}: releasing its lock on "${handle.resource}" failed: ${String(error)}`);
+        }
+      }
+    })());
 }

@@ -52,8 +52,17 @@ export class ReentrantHandle implements LockHandle {
       if (this.signal.aborted) throw this.signal.reason;
       return;
     }
-    if (this.context.held.get(this.resource) === this.entry) this.context.held.delete(this.resource);
+    const registered = this.context.held.get(this.resource) === this.entry;
+    if (registered) this.context.held.delete(this.resource);
     if (this.signal.aborted) throw this.signal.reason; // lost or revoked: nothing left to release
-    await this.entry.lock.release();
+    try {
+      await this.entry.lock.release();
+    } catch (error) {
+      // The node is still there: put everything back so the caller can retry.
+      this.released = false;
+      this.entry.holders += 1;
+      if (registered) this.context.held.set(this.resource, this.entry);
+      throw error;
+    }
   }
 }

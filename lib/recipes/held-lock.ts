@@ -38,8 +38,8 @@ export class HeldLock implements LockHandle {
   }
 
   async release(): Promise<void> {
-    if (this.state === 'lost' || (this.state === 'released' && this.signal.aborted)) {
-      throw this.lostController.signal.reason as LockLostError; // lost, or revoked at shutdown
+    if (this.state !== 'held' && this.signal.aborted) {
+      throw this.lostController.signal.reason as LockLostError; // lost, or taken away at shutdown
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';

@@ -138,6 +138,13 @@ class TestController {
       map((n) => n),
     );
   }
+
+  @Get('async-ticks')
+  @DistributedLock('async-ticks')
+  async asyncTicks() {
+    await sleep(1);
+    return interval(60).pipe(take(5));
+  }
 }
 
 @Module({})
@@ -206,15 +213,18 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
     expect(await childrenOf(observer, `${rootPath}/missing`)).toEqual([]);
   });
 
-  it('an Observable handler keeps the lock until the Observable completes', async () => {
+  it('an Observable handler keeps the lock until the Observable completes (also from an async handler)', async () => {
     const observer = await connect();
-    const response = fetch(`${urls[0]}/ticks`);
-    await eventually(async () => (await childrenOf(observer, `${rootPath}/ticks`)).length === 1, { what: 'held while streaming' });
-    const locks = apps[1]!.get(LockService);
-    expect(await locks.tryAcquire('ticks')).toBeNull();
-    const body = await (await response).json();
-    expect(body).toBe(4);
-    await eventually(async () => (await childrenOf(observer, `${rootPath}/ticks`)).length === 0, { what: 'released on completion' });
+    for (const resource of ['ticks', 'async-ticks']) {
+      const response = fetch(`${urls[0]}/${resource}`);
+      await eventually(async () => (await childrenOf(observer, `${rootPath}/${resource}`)).length === 1, { what: 'held' });
+      await sleep(150); // the async handler has returned its Observable by now
+      const locks = apps[1]!.get(LockService);
+      expect(await locks.tryAcquire(resource)).toBeNull();
+      const body = await (await response).json();
+      expect(body).toBe(4);
+      await eventually(async () => (await childrenOf(observer, `${rootPath}/${resource}`)).length === 0, { what: 'released' });
+    }
   });
 
   it('an endless event stream holds its lock until the client goes away', async () => {
