@@ -165,6 +165,7 @@ class JavaZkServer implements ZkServer {
     );
     this.child = child;
     running.add(child);
+    watchOver(child);
     this.exited = new Promise((resolve) =>
       child.once('exit', () => {
         running.delete(child);
@@ -217,6 +218,16 @@ class JavaZkServer implements ZkServer {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/**
+ * A test process killed by a signal never runs its 'exit' handlers: a small watchdog kills the server
+ * once this process is gone (and ends by itself when the server does).
+ */
+function watchOver(server: ChildProcess): void {
+  if (!server.pid) return;
+  const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${server.pid} 2>/dev/null; do sleep 1; done; kill -9 ${server.pid} 2>/dev/null`;
+  spawn('bash', ['-c', script], { stdio: 'ignore', detached: true }).unref();
 }
 
 /** Sends a four-letter word to 127.0.0.1:port and collects the answer until the server closes. */
