@@ -8,7 +8,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InvalidOptionsError, LockServiceClosedError } from './errors.js';
-import { currentLockContext } from './lock-context.js';
+import { currentLockContext, type LockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle } from './lock-handle.js';
 import { FairLock } from './recipes/fair-lock.js';
 import type { HeldLock } from './recipes/held-lock.js';
@@ -112,8 +112,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   async acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
     const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
     const context = currentLockContext();
-    const mine = context?.held.get(resource);
-    if (context && mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
+    const mine = this.heldInContext(context, resource);
+    if (mine) return ReentrantHandle.join(context!, mine);
     this.assertOpen(resource);
     if (!context) return this.take(resource, waitTimeoutMs, options.signal);
     // Two holders in one context asking at once share one queue entry.
@@ -157,12 +157,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   async tryAcquire(resource: string): Promise<LockHandle | null> {
     const context = currentLockContext();
-    const mine = context?.held.get(resource);
-    if (context && mine?.lock.isHeld()) return ReentrantHandle.join(context, mine.lock);
+    const mine = this.heldInContext(context, resource);
+    if (mine) return ReentrantHandle.join(context!, mine);
     this.assertOpen(resource);
     const lock = await this.fairLock.tryAcquire(resource, { data: this.ownerData, onEnd: this.forget });
     if (!lock) return null;
-    this.held.add(lock);
+    this.track(lock);
     return context ? ReentrantHandle.join(context, lock) : lock;
   }
 
@@ -188,8 +188,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
    */
   heldLock(resource: string): HeldLockInfo | undefined {
-    const entry = currentLockContext()?.held.get(resource);
-    return entry?.lock.isHeld() ? entry.lock : undefined;
+    return this.heldInContext(currentLockContext(), resource);
   }
 
   /** The ZooKeeper connection's state. */
@@ -204,8 +203,19 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   private async take(resource: string, waitTimeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<HeldLock> {
     const lock = await this.fairLock.acquire(resource, { waitTimeoutMs, signal, data: this.ownerData, onEnd: this.forget });
-    if (lock.isHeld()) this.held.add(lock);
+    this.track(lock);
     return lock;
+  }
+
+  /** Counts a granted lock among those shutdown must release (unless it was lost already). */
+  private track(lock: HeldLock): void {
+    if (lock.isHeld()) this.held.add(lock);
+  }
+
+  /** The lock `context` holds on `resource`, while it is still held. */
+  private heldInContext(context: LockContext | undefined, resource: string): HeldLock | undefined {
+    const entry = context?.held.get(resource);
+    return entry?.lock.isHeld() ? entry.lock : undefined;
   }
 
   private assertOpen(resource: string): void {

@@ -94,16 +94,10 @@ export class LockQueue {
    * node is found already gone, or the session (and so the node) is gone.
    */
   async remove(session: ZkSessionApi, path: string): Promise<void> {
-    for (;;) {
-      try {
-        if (!session.connected) await session.whenConnected();
-        await session.delete(path);
-        return;
-      } catch (error) {
-        if (error instanceof ZkNoNodeError || error instanceof ZkSessionLostError) return;
-        if (error instanceof ZkConnectionLossError) continue;
-        throw error;
-      }
+    try {
+      await untilAnswered(session, undefined, () => session.delete(path));
+    } catch (error) {
+      if (!(error instanceof ZkNoNodeError || error instanceof ZkSessionLostError)) throw error;
     }
   }
 
@@ -220,16 +214,13 @@ export class LockQueue {
   }
 
   /** Lists the queue, retrying through connection loss. A missing parent is an empty queue. */
-  private async readChildren(session: ZkSessionApi, parent: string, stop: AbortSignal | undefined): Promise<ChildList> {
-    for (;;) {
-      if (!session.connected) await session.whenConnected(stop);
-      try {
-        return await session.getChildren(parent);
-      } catch (error) {
+  private readChildren(session: ZkSessionApi, parent: string, stop: AbortSignal | undefined): Promise<ChildList> {
+    return untilAnswered(session, stop, () =>
+      session.getChildren(parent).catch((error: unknown) => {
         if (error instanceof ZkNoNodeError) return { children: [], stat: EMPTY_STAT };
-        if (!(error instanceof ZkConnectionLossError)) throw error;
-      }
-    }
+        throw error;
+      }),
+    );
   }
 
   /**
@@ -271,21 +262,30 @@ export class LockQueue {
     await this.createIfMissing(session, parent, 'CONTAINER', stop);
   }
 
-  private async createIfMissing(
-    session: ZkSessionApi,
-    path: string,
-    mode: 'PERSISTENT' | 'CONTAINER',
-    stop: AbortSignal,
-  ): Promise<void> {
-    for (;;) {
-      try {
-        if (!session.connected) await session.whenConnected(stop);
-        await session.create(path, '', mode);
-        return;
-      } catch (error) {
-        if (error instanceof ZkNodeExistsError) return;
-        if (!(error instanceof ZkConnectionLossError)) throw error;
-      }
+  private createIfMissing(session: ZkSessionApi, path: string, mode: 'PERSISTENT' | 'CONTAINER', stop: AbortSignal): Promise<void> {
+    return untilAnswered(session, stop, () =>
+      session.create(path, '', mode).then(
+        () => undefined,
+        (error: unknown) => {
+          if (!(error instanceof ZkNodeExistsError)) throw error;
+        },
+      ),
+    );
+  }
+}
+
+/**
+ * Runs a request until it gets an answer: after each connection loss, waits for the connection to
+ * come back (or `stop`, or the session's end) and sends it again. Only for requests that are safe
+ * to repeat.
+ */
+async function untilAnswered<T>(session: ZkSessionApi, stop: AbortSignal | undefined, send: () => Promise<T>): Promise<T> {
+  for (;;) {
+    if (!session.connected) await session.whenConnected(stop);
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof ZkConnectionLossError)) throw error;
     }
   }
 }

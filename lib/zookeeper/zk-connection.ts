@@ -1,5 +1,6 @@
 import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
+import { waitInSet } from './waiters.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 
 /** Options of one ZooKeeper connection. */
@@ -128,19 +129,7 @@ export class ZkConnection {
     if (current && !current.lost.aborted) return Promise.resolve(current);
     if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
     if (!this.started) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
-    return new Promise<ZkSessionApi>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.sessionWaiters.delete(wake);
-        reject(signal?.reason);
-      };
-      const wake = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        this.session(signal).then(resolve, reject);
-      };
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.sessionWaiters.add(wake);
-    });
+    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
   }
 
   /** Ends the session (ZooKeeper deletes its ephemeral nodes at once) and stops reconnecting. */

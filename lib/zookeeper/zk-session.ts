@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { waitInSet } from './waiters.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
@@ -103,19 +104,8 @@ export class ZkSession implements ZkSessionApi {
   whenConnected(signal?: AbortSignal): Promise<void> {
     if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
     if (this.connected) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.connectWaiters.delete(wake);
-        reject(signal?.reason);
-      };
-      const wake = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        if (this.lost.aborted) reject(this.lost.reason as Error);
-        else resolve();
-      };
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.connectWaiters.add(wake);
+    return waitInSet(this.connectWaiters, signal).then(() => {
+      if (this.lost.aborted) throw this.lost.reason as Error;
     });
   }
 
