@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { InvalidOptionsError, LockServiceClosedError } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
 import { currentLockContext, type LockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle } from './lock-handle.js';
 import { FairLock } from './recipes/fair-lock.js';
@@ -177,7 +177,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     try {
       result = await fn(lock);
     } finally {
-      if (lock.isHeld()) await lock.release();
+      // Always release, so a reentrant holder is counted out even when the lock was lost meanwhile.
+      await lock.release().catch((error: unknown) => {
+        if (!(error instanceof LockLostError)) throw error; // the loss is reported below
+      });
     }
     if (lock.signal.aborted) throw lock.signal.reason;
     return result;
