@@ -1,4 +1,6 @@
 import { InvalidOptionsError } from './errors.js';
+import type { LockKind } from './lock-handle.js';
+import { validateLockKind } from './recipes/lock-recipes.js';
 import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 
@@ -9,7 +11,12 @@ import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches any method's parameters
 export type LockResource = string | ((...args: any[]) => string | readonly string[]);
 
-export interface DistributedLockOptions {
+/**
+ * Options of @DistributedLock. `mode` picks the lock (exclusive by default; `read` / `write` for the
+ * shared read/write lock; `simple`), `permits` makes it a semaphore; they apply to every resource
+ * the method locks.
+ */
+export interface DistributedLockOptions extends LockKind {
   /**
    * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
    * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.
@@ -51,6 +58,7 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
   if (options.waitTimeoutMs !== undefined && !(typeof options.waitTimeoutMs === 'number' && options.waitTimeoutMs >= 0)) {
     throw new InvalidOptionsError('@DistributedLock waitTimeoutMs', `must be a number of ms >= 0, got ${String(options.waitTimeoutMs)}`);
   }
+  validateLockKind(options, '@DistributedLock ');
   return (target, key, descriptor: PropertyDescriptor) => {
     const original: unknown = descriptor.value;
     if (typeof original !== 'function') {

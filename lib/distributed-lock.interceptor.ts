@@ -9,6 +9,7 @@ import {
 import { catchError, Observable } from 'rxjs';
 import { LockTimeoutError } from './errors.js';
 import { runInNewLockContext } from './lock-context.js';
+import { ownerLabel } from './lock-request.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 
@@ -27,7 +28,8 @@ export class DistributedLockInterceptor implements NestInterceptor {
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const handled = new Observable<unknown>((subscriber) => runInNewLockContext(() => next.handle().subscribe(subscriber)));
+    const owner = (): string => ownerLabel(describeCall(context));
+    const handled = new Observable<unknown>((subscriber) => runInNewLockContext(() => next.handle().subscribe(subscriber), owner));
     if (context.getType() !== 'http') return handled;
     return handled.pipe(
       catchError((error: unknown) => {
@@ -45,4 +47,12 @@ export class DistributedLockInterceptor implements NestInterceptor {
       }),
     );
   }
+}
+
+/** Who takes the locks of this call, as stored in lock nodes: `GET /orders/42 (OrdersController.update)`. */
+function describeCall(context: ExecutionContext): string {
+  const handler = `${context.getClass().name}.${context.getHandler().name}`;
+  if (context.getType() !== 'http') return `${context.getType()} ${handler}`;
+  const request = context.switchToHttp().getRequest<{ method?: string; url?: string }>();
+  return `${request.method ?? ''} ${request.url ?? ''} (${handler})`;
 }

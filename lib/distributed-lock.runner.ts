@@ -5,6 +5,7 @@ import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTi
 import type { DistributedLockSpec } from './distributed-lock.decorator.js';
 import { runInLockContext } from './lock-context.js';
 import type { LockHandle } from './lock-handle.js';
+import { ownerLabel } from './lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 
 const logger = new Logger('ZkLock');
@@ -21,7 +22,11 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
     const waitTimeoutMs = spec.options.waitTimeoutMs ?? (skipWhenBusy ? 0 : undefined);
     let handles: LockHandle[];
     try {
-      handles = await service.acquireAll(resources, { waitTimeoutMs });
+      const { mode, permits } = spec.options;
+      handles = await service.acquireAll(
+        resources.map((resource) => ({ resource, mode, permits })),
+        { waitTimeoutMs },
+      );
     } catch (error) {
       // Busy, or the application is stopping: a run that may be skipped is skipped.
       if (skipWhenBusy && (error instanceof LockTimeoutError || error instanceof LockServiceClosedError)) return undefined;
@@ -36,7 +41,7 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       throw error; // the method's own error, untouched
     }
     return holdUntilDone(result, release);
-  });
+  }, () => ownerLabel(spec.method));
 }
 
 function resourcesOf(spec: DistributedLockSpec, args: unknown[]): readonly string[] {

@@ -116,6 +116,36 @@ export class LockOperationError extends ZkLockError {
   }
 }
 
+/**
+ * The resource's queue holds entries another kind of lock made: a lock and a semaphore on one name,
+ * the simple lock and a queue-based lock on one name, or semaphores that disagree about their permits.
+ */
+export class IncompatibleLockError extends ZkLockError {
+  constructor(
+    readonly resource: string,
+    detail: string,
+  ) {
+    super(
+      `Cannot lock "${resource}": ${detail}. ` +
+        'Use one kind of lock per resource name (or different names for different kinds).',
+    );
+  }
+}
+
+/**
+ * A context that holds only the read lock asked for the write lock on the same resource. It could
+ * never be granted (the write waits for every read below it, its own included), so it fails at once.
+ */
+export class LockUpgradeError extends ZkLockError {
+  constructor(readonly resource: string) {
+    super(
+      `Cannot take the write lock on "${resource}" while this request or call holds its read lock: ` +
+        'the write would wait for the read forever. Release the read lock first, or take the write lock ' +
+        'from the start (holding the write, a read is granted at once).',
+    );
+  }
+}
+
 function describe(value: unknown): string {
   if (typeof value !== 'string') return `(a ${value === null ? 'null' : typeof value}, not a string)`;
   const shown = value.length > 60 ? `${value.slice(0, 60)}… (${value.length} characters)` : value;

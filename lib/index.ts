@@ -2,7 +2,7 @@ export { ZkLockModule } from './zk-lock.module.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 export { LockService } from './lock.service.js';
-export type { LockHandle, AcquireOptions, HeldLockInfo } from './lock-handle.js';
+export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, LockTarget } from './lock-handle.js';
 export { DistributedLock } from './distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
@@ -18,10 +18,17 @@ export {
   InvalidOptionsError,
   LockServiceClosedError,
   LockOperationError,
+  IncompatibleLockError,
+  LockUpgradeError,
 } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection.js';
-export { FairLock, DEFAULT_ROOT_PATH } from './recipes/fair-lock.js';
-export type { FairLockOptions, RecipeAcquireOptions } from './recipes/fair-lock.js';
+// Without Nest: the recipes, usable with plain `new` on a ZkConnection.
+export { FairLock, ReadWriteLock, Semaphore, QueueLock, MAX_PERMITS } from './recipes/queue-lock.js';
+export { SimpleLock } from './recipes/simple-lock.js';
+export { RecipeRuntime, DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
+export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/recipe-runtime.js';
+export type { HeldLock } from './recipes/held-lock.js';
+export type { LockInspection, LockNodeInfo, LockNodeMode } from './recipes/inspect.js';
 export { encodeResource, MAX_RESOURCE_BYTES } from './zookeeper/paths.js';

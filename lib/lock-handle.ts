@@ -25,8 +25,38 @@ export interface LockHandle {
   release(): Promise<void>;
 }
 
+/**
+ * How a lock is shared:
+ * - `exclusive` (default): the fair exclusive lock; one holder, first come, first served.
+ * - `read` / `write`: the shared read/write lock. Readers overlap; a writer is alone; a queued writer
+ *   is never overtaken by later readers. A write also excludes `exclusive` holders of the same name
+ *   (they are the same lock to each other).
+ * - `simple`: one EPHEMERAL node that every contender tries to create. Exclusive, but unfair and a
+ *   release wakes every waiter: for rarely contended names only. Cannot share a name with the others.
+ */
+export type LockMode = 'exclusive' | 'read' | 'write' | 'simple';
+
+/** What to lock: a resource name, or a name with its own mode or semaphore permits (for acquireAll). */
+export type LockTarget = string | ({ resource: string } & LockKind);
+
+/** The kind of lock: a mode, or a semaphore's permits. */
+export interface LockKind {
+  /** @default 'exclusive' */
+  mode?: LockMode;
+  /**
+   * Makes it a semaphore: up to `permits` holders at once, first come, first served. Every user of
+   * the resource must give the same number. Cannot be combined with a mode other than `exclusive`.
+   */
+  permits?: number;
+}
+
 /** Options of one acquire. */
-export interface AcquireOptions {
+export interface AcquireOptions extends LockKind {
+  /**
+   * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
+   * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
+   */
+  owner?: string;
   /**
    * How long to wait for the lock, in ms. `0` means do not wait (like tryAcquire, but throwing).
    * Absent: the module's defaultWaitTimeoutMs, which by default waits forever.

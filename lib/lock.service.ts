@@ -7,11 +7,13 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
-import { currentLockContext, type LockContext } from './lock-context.js';
-import type { AcquireOptions, HeldLockInfo, LockHandle } from './lock-handle.js';
-import { FairLock } from './recipes/fair-lock.js';
+import { IncompatibleLockError, InvalidOptionsError, LockLostError, LockServiceClosedError, LockUpgradeError } from './errors.js';
+import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
+import { contextKey, currentLockContext, type LockContext } from './lock-context.js';
+import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
+import type { LockInspection } from './recipes/inspect.js';
+import { LockRecipes } from './recipes/lock-recipes.js';
 import { ReentrantHandle } from './reentrant-handle.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
@@ -22,6 +24,7 @@ import {
   type ZkConnectionOptions,
 } from './zookeeper/zk-connection.js';
 
+const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
  * the options supply), opened at module init; at shutdown what is still held is released and the
@@ -30,17 +33,16 @@ import {
  * Inside a lock context (each request, each decorated call) locks are reentrant: taking a resource
  * the context already holds succeeds at once and counts. Outside any context every acquire is its own.
  */
-const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
-
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   private readonly connection: ZkConnection;
   private readonly ownsConnection: boolean;
-  private readonly fairLock: FairLock;
+  private readonly recipes: LockRecipes;
   private readonly held = new Set<HeldLock>();
   private readonly defaultWaitTimeoutMs: number | undefined;
-  private readonly ownerData = Buffer.from(JSON.stringify({ host: hostname(), pid: process.pid }));
+  private readonly hostData = { host: hostname(), pid: process.pid };
+  private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
   private readonly forget = (lock: HeldLock): void => {
     this.held.delete(lock);
     if (this.held.size === 0) this.allReleased?.();
@@ -58,7 +60,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.ownsConnection = !options.connection;
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
-    this.fairLock = new FairLock(this.connection, {
+    this.recipes = new LockRecipes(this.connection, {
       rootPath: options.rootPath,
       connectWaitMs: this.connection.connectTimeoutMs,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
@@ -106,64 +108,48 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /**
    * Waits for the lock on `resource` and returns its handle. Release it with `handle.release()`.
+   * `mode` picks exclusive (default), read, write or simple; `permits` makes it a semaphore.
    * @throws LockTimeoutError after waitTimeoutMs; LockAbortedError when `signal` aborts;
-   *   InvalidResourceNameError for a name that cannot be a lock.
+   *   InvalidResourceNameError for a name that cannot be a lock; LockUpgradeError for a write asked
+   *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
   async acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
-    const context = currentLockContext();
-    const mine = this.heldInContext(context, resource);
-    if (mine) return ReentrantHandle.join(context!, mine);
-    this.assertOpen(resource);
-    if (!context) return this.take(resource, waitTimeoutMs, options.signal);
-    // Two holders in one context asking at once share one queue entry.
-    let pending = context.pending.get(resource);
-    if (!pending) {
-      pending = this.take(resource, waitTimeoutMs, options.signal);
-      context.pending.set(resource, pending);
-      const clear = (): void => {
-        if (context.pending.get(resource) === pending) context.pending.delete(resource);
-      };
-      pending.then(clear, clear);
-    }
-    return ReentrantHandle.join(context, await pending);
-  }
-
-  /**
-   * Takes several locks, all or nothing, in one canonical order (sorted, duplicates dropped), so that
-   * callers asking for {a, b} and {b, a} cannot deadlock. On any failure the ones taken are released.
-   * `waitTimeoutMs` bounds the whole call.
-   */
-  async acquireAll(resources: readonly string[], options: AcquireOptions = {}): Promise<LockHandle[]> {
-    const ordered = [...new Set(resources)].sort();
-    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
-    const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
-    const handles: LockHandle[] = [];
-    try {
-      for (const resource of ordered) {
-        const left = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
-        handles.push(await this.acquire(resource, { waitTimeoutMs: left, signal: options.signal }));
-      }
-      return handles;
-    } catch (error) {
-      await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
-      throw error;
-    }
+    return (await this.obtain(this.requestOf(resource, options, options), false))!;
   }
 
   /**
    * Takes the lock if it is free right now, without waiting; null when someone else holds it.
    * Inside a context that already holds it, succeeds at once.
    */
-  async tryAcquire(resource: string): Promise<LockHandle | null> {
-    const context = currentLockContext();
-    const mine = this.heldInContext(context, resource);
-    if (mine) return ReentrantHandle.join(context!, mine);
-    this.assertOpen(resource);
-    const lock = await this.fairLock.tryAcquire(resource, { data: this.ownerData, onEnd: this.forget });
-    if (!lock) return null;
-    this.track(lock);
-    return context ? ReentrantHandle.join(context, lock) : lock;
+  tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
+    return this.obtain(this.requestOf(resource, options, options), true);
+  }
+
+  /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
+  semaphore(resource: string, options: Omit<AcquireOptions, 'mode'> & { permits: number }): Promise<LockHandle> {
+    return this.acquire(resource, options);
+  }
+
+  /**
+   * Takes several locks, all or nothing, in one canonical order (sorted by name), so that callers
+   * asking for {a, b} and {b, a} cannot deadlock. On any failure the ones taken are released.
+   * `waitTimeoutMs` bounds the whole call. Each target may carry its own mode or permits.
+   */
+  async acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
+    const requests = this.canonicalOrder(targets, options);
+    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
+    const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
+    const handles: LockHandle[] = [];
+    try {
+      for (const request of requests) {
+        const left = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
+        handles.push((await this.obtain({ ...request, waitTimeoutMs: left }, false))!);
+      }
+      return handles;
+    } catch (error) {
+      await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
+      throw error;
+    }
   }
 
   /**
@@ -189,9 +175,23 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /**
    * The lock the current request or decorated call holds on `resource` (its signal and fencing
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
+   * With several held (a write and its downgraded read), the write comes first.
    */
   heldLock(resource: string): HeldLockInfo | undefined {
-    return this.heldInContext(currentLockContext(), resource);
+    const context = currentLockContext();
+    for (const slot of ['write', 'simple', 'semaphore', 'read'] as const) {
+      const entry = context?.live(slot, resource);
+      if (entry) return entry.lock;
+    }
+    return undefined;
+  }
+
+  /**
+   * Who holds `resource` and who waits for it, in queue order, with what each stored about itself
+   * (host, pid, and the request or job that took it). A snapshot read from ZooKeeper.
+   */
+  inspect(resource: string, options: { signal?: AbortSignal } = {}): Promise<LockInspection> {
+    return this.recipes.inspect(resource, options.signal);
   }
 
   /** The ZooKeeper connection's state. */
@@ -204,32 +204,83 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.connection.onStateChange(listener);
   }
 
-  private async take(resource: string, waitTimeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<HeldLock> {
-    const lock = await this.fairLock.acquire(resource, { waitTimeoutMs, signal, data: this.ownerData, onEnd: this.forget });
-    this.track(lock);
+  private requestOf(resource: string, kind: LockKind, options: AcquireOptions): LockRequest {
+    return checkRequest(resource, kind, options, this.defaultWaitTimeoutMs);
+  }
+
+  private canonicalOrder(targets: readonly LockTarget[], options: AcquireOptions): LockRequest[] {
+    const byResource = new Map<string, LockRequest>();
+    for (const target of targets) {
+      const { resource, ...kind } = typeof target === 'string' ? { resource: target } : target;
+      const request = this.requestOf(resource, { mode: kind.mode ?? options.mode, permits: kind.permits ?? options.permits }, options);
+      const seen = byResource.get(resource);
+      if (seen && (seen.slot !== request.slot || seen.kind.permits !== request.kind.permits)) {
+        throw new InvalidOptionsError('resources', `"${resource}" is asked for twice, with different modes or permits`);
+      }
+      byResource.set(resource, request);
+    }
+    return [...byResource.values()].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+  }
+
+  /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
+  private async obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+    const context = currentLockContext();
+    const key = contextKey(request.slot, request.resource);
+    const joined = context && this.joinHeld(context, key, request);
+    if (joined) return joined;
+    if (this.closing) throw new LockServiceClosedError(request.resource);
+    if (!context) return this.take(request, undefined, tryOnly);
+    if (tryOnly) {
+      const lock = await this.take(request, context, true);
+      return lock && ReentrantHandle.join(context, key, lock, request.kind.permits);
+    }
+    // Two holders in one context asking at once share one queue entry.
+    let pending = context.pending.get(key);
+    if (!pending) {
+      const taking = this.take(request, context, false) as Promise<HeldLock>;
+      pending = taking;
+      context.pending.set(key, taking);
+      const clear = (): void => {
+        if (context.pending.get(key) === taking) context.pending.delete(key);
+      };
+      taking.then(clear, clear);
+    }
+    return ReentrantHandle.join(context, key, await pending, request.kind.permits);
+  }
+
+  /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
+  private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
+    const { resource, slot } = request;
+    const entry = context.live(slot, resource);
+    if (entry) {
+      if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
+        throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
+      }
+      return ReentrantHandle.join(context, key, entry.lock, entry.permits);
+    }
+    if (slot === 'write' && context.live('read', resource)) throw new LockUpgradeError(resource);
+    return undefined;
+  }
+
+  /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
+  private async take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
+    const data = this.nodeData(request.owner ?? context?.owner);
+    const write = request.slot === 'read' ? context?.live('write', request.resource) : undefined;
+    let lock: HeldLock | null;
+    if (write) {
+      lock = await this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
+    } else {
+      const recipe = this.recipes.recipeFor(request.kind);
+      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: request.signal, data, onEnd: this.forget };
+      lock = tryOnly ? await recipe.tryAcquire(request.resource, options) : await recipe.acquire(request.resource, options);
+    }
+    if (lock?.isHeld()) this.held.add(lock); // counted among those shutdown must release
     return lock;
   }
 
-  /** Counts a granted lock among those shutdown must release (unless it was lost already). */
-  private track(lock: HeldLock): void {
-    if (lock.isHeld()) this.held.add(lock);
+  /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
+  private nodeData(owner: string | undefined): Buffer {
+    if (owner === undefined) return this.anonymousData;
+    return Buffer.from(JSON.stringify({ ...this.hostData, owner }));
   }
-
-  /** The lock `context` holds on `resource`, while it is still held. */
-  private heldInContext(context: LockContext | undefined, resource: string): HeldLock | undefined {
-    const entry = context?.held.get(resource);
-    return entry?.lock.isHeld() ? entry.lock : undefined;
-  }
-
-  private assertOpen(resource: string): void {
-    if (this.closing) throw new LockServiceClosedError(resource);
-  }
-}
-
-function validateWaitTimeout(value: unknown, option: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new InvalidOptionsError(option, `must be a number of milliseconds >= 0 (or absent to wait forever), got ${String(value)}`);
-  }
-  return value;
 }

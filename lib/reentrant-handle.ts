@@ -1,9 +1,7 @@
 import { LockNotHeldError } from './errors.js';
-import type { LockContext } from './lock-context.js';
+import type { HeldEntry, LockContext } from './lock-context.js';
 import type { LockHandle } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
-
-type Entry = { lock: HeldLock; holders: number };
 
 /**
  * One holder's share of a lock held by a context. Each acquire inside the context gets its own
@@ -14,18 +12,19 @@ export class ReentrantHandle implements LockHandle {
 
   private constructor(
     private readonly context: LockContext,
-    private readonly entry: Entry,
+    private readonly key: string,
+    private readonly entry: HeldEntry,
   ) {}
 
-  /** Registers one more holder of `lock` in `context`. */
-  static join(context: LockContext, lock: HeldLock): ReentrantHandle {
-    let entry = context.held.get(lock.resource);
+  /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
+  static join(context: LockContext, key: string, lock: HeldLock, permits?: number): ReentrantHandle {
+    let entry = context.held.get(key);
     if (!entry || entry.lock !== lock) {
-      entry = { lock, holders: 0 };
-      context.held.set(lock.resource, entry);
+      entry = { lock, holders: 0, permits };
+      context.held.set(key, entry);
     }
     entry.holders += 1;
-    return new ReentrantHandle(context, entry);
+    return new ReentrantHandle(context, key, entry);
   }
 
   get resource(): string {
@@ -52,8 +51,8 @@ export class ReentrantHandle implements LockHandle {
       if (this.signal.aborted) throw this.signal.reason;
       return;
     }
-    const registered = this.context.held.get(this.resource) === this.entry;
-    if (registered) this.context.held.delete(this.resource);
+    const registered = this.context.held.get(this.key) === this.entry;
+    if (registered) this.context.held.delete(this.key);
     if (this.signal.aborted) throw this.signal.reason; // lost or revoked: nothing left to release
     try {
       await this.entry.lock.release();
@@ -61,7 +60,7 @@ export class ReentrantHandle implements LockHandle {
       // The node is still there: put everything back so the caller can retry.
       this.released = false;
       this.entry.holders += 1;
-      if (registered) this.context.held.set(this.resource, this.entry);
+      if (registered) this.context.held.set(this.key, this.entry);
       throw error;
     }
   }

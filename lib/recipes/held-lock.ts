@@ -1,7 +1,9 @@
 import { LockLostError, LockNotHeldError } from '../errors.js';
 import type { LockHandle } from '../lock-handle.js';
 import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { LockQueue, QueueGrant } from './lock-queue.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { QueueGrant } from './lock-queue.js';
+import type { NodeRemover } from './node-remover.js';
 
 type State = 'held' | 'releasing' | 'released' | 'lost';
 
@@ -15,7 +17,7 @@ export class HeldLock implements LockHandle {
   constructor(
     readonly resource: string,
     private readonly grant: QueueGrant,
-    private readonly queue: LockQueue,
+    private readonly remover: NodeRemover,
     /** Told once when the handle stops being held (released or lost). */
     private readonly onEnd: (lock: HeldLock) => void = () => undefined,
   ) {
@@ -26,6 +28,11 @@ export class HeldLock implements LockHandle {
 
   get signal(): AbortSignal {
     return this.lostController.signal;
+  }
+
+  /** The session the lock node lives in (a downgrade read must be taken in the same one). */
+  get session(): ZkSessionApi {
+    return this.grant.session;
   }
 
   /** The lock node's full path. */
@@ -44,7 +51,7 @@ export class HeldLock implements LockHandle {
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
     try {
-      await this.queue.remove(this.grant.session, this.grant.path);
+      await this.remover.remove(this.grant.session, this.grant.path);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       throw error;

@@ -1,23 +1,126 @@
-import type { QueueEntry } from './queue-entry.js';
+import { ENTRY_KIND, type EntryKind, type QueueEntry } from './queue-entry.js';
 
-/** Whether the entry at `mine` holds the lock now, or which single entry it must wait behind. */
-export type Decision = { granted: true } | { granted: false; watch: QueueEntry };
+/**
+ * Whether the entry at `mine` holds now, or which entries it must wait behind (it re-reads the queue
+ * when any of them changes). Watching one entry, or only entries that must all go before it may
+ * proceed, is what keeps a release from waking the herd.
+ */
+export type Decision =
+  | { granted: true; /** Poke the entry after ours: it may be waiting on us (semaphores). */ wakeNext?: boolean }
+  | {
+      granted: false;
+      watch: readonly QueueEntry[];
+      /**
+       * The watched entry may be poked (its data written) when it stops waiting; if it already was
+       * by the time the watch is set, the queue moved on since it was read: read it again.
+       */
+      pokable?: boolean;
+    };
 
 /**
  * What distinguishes one lock type from another (Curator calls it the lock internals driver): the
  * queue mechanics are shared; a driver only says "may I hold it, and whom do I watch".
- * Watching exactly one entry is what keeps a release from waking the herd.
  */
 export interface LockDriver {
   /** The node-name kind letter of this lock type's entries. */
-  readonly kind: string;
+  readonly kind: EntryKind;
+  /** A semaphore's permit count, written into the node name. */
+  readonly permits?: number;
+  /** @throws IncompatibleQueueError when the queue holds entries this lock type cannot share a queue with. */
   decide(queue: readonly QueueEntry[], mine: number): Decision;
 }
 
-/** The fair exclusive lock: the lowest entry holds; every other entry watches the one just before it. */
-export const exclusiveDriver: LockDriver = {
-  kind: 'x',
+/**
+ * Entries of a queue that another lock type made: a lock and a semaphore on one resource, or
+ * semaphores that disagree about their permits. The recipe turns it into IncompatibleLockError.
+ */
+export class IncompatibleQueueError extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'IncompatibleQueueError';
+  }
+}
+
+const LOCK_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
+const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
+
+function assertLockQueue(queue: readonly QueueEntry[]): void {
+  for (const entry of queue) {
+    if (!LOCK_KINDS.has(entry.kind)) {
+      throw new IncompatibleQueueError(`it is in use as a semaphore (node ${entry.name}); a resource is either a lock or a semaphore`);
+    }
+  }
+}
+
+/**
+ * The lowest entry holds; every other entry watches the one just before it. A downgrade read keeps
+ * its write's place against later writers, so a writer at the head still waits for it to go.
+ */
+function decideWrite(queue: readonly QueueEntry[], mine: number): Decision {
+  assertLockQueue(queue);
+  if (mine > 0) return { granted: false, watch: [queue[mine - 1]!] };
+  const downgraded = queue.findLast((entry, i) => i !== mine && entry.kind === ENTRY_KIND.downgradeRead);
+  return downgraded ? { granted: false, watch: [downgraded] } : { granted: true };
+}
+
+/** The fair exclusive lock (the default). */
+export const exclusiveDriver: LockDriver = { kind: ENTRY_KIND.exclusive, decide: decideWrite };
+
+/** The write half of the read/write lock: exclusive, and excludes readers too. */
+export const writeDriver: LockDriver = { kind: ENTRY_KIND.write, decide: decideWrite };
+
+/**
+ * A read holds when no write is below it, and watches only the last write below it: when that
+ * write goes, every reader it held back may proceed, and no one else wakes.
+ */
+export const readDriver: LockDriver = {
+  kind: ENTRY_KIND.read,
   decide(queue, mine) {
-    return mine === 0 ? { granted: true } : { granted: false, watch: queue[mine - 1]! };
+    assertLockQueue(queue);
+    for (let i = mine - 1; i >= 0; i -= 1) {
+      if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!] };
+    }
+    return { granted: true };
   },
 };
+
+/**
+ * A read taken by the holder of the write lock, in the write's own session: granted at once (the
+ * holder excludes everyone else). Writers treat it as still holding the write's place.
+ */
+export const downgradeReadDriver: LockDriver = {
+  kind: ENTRY_KIND.downgradeRead,
+  decide(queue) {
+    assertLockQueue(queue);
+    return { granted: true };
+  },
+};
+
+/**
+ * Up to `permits` holders, first come, first served. The first waiter watches every holder (any
+ * release lets it in); each later waiter watches only the waiter before it. A waiter that becomes a
+ * holder pokes the entry after it (a write to its own node), which is how the next waiter learns it
+ * is now first in line; nobody else wakes.
+ */
+export function semaphoreDriver(permits: number): LockDriver {
+  return {
+    kind: ENTRY_KIND.semaphore,
+    permits,
+    decide(queue, mine) {
+      for (const entry of queue) {
+        if (entry.kind !== ENTRY_KIND.semaphore) {
+          throw new IncompatibleQueueError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
+        }
+        if (entry.permits !== permits) {
+          throw new IncompatibleQueueError(
+            `this semaphore asks for ${permits} permits but a holder or waiter (node ${entry.name}) uses ${entry.permits}; ` +
+              'every user of one semaphore must give the same permits',
+          );
+        }
+      }
+      if (mine < permits) return { granted: true, wakeNext: mine + 1 < queue.length };
+      if (mine === permits) return { granted: false, watch: queue.slice(0, permits) };
+      return { granted: false, watch: [queue[mine - 1]!], pokable: true };
+    },
+  };
+}

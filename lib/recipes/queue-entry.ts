@@ -1,14 +1,31 @@
 /**
- * Names of lock nodes: `<kind>-<session id>-<acquire nonce>-<sequence>`, for example
- * `x-100000511d50000-3-0000000042`. The session id and nonce make a node recognisable by the acquire
- * that created it, so a create whose reply was lost can be found and adopted, and never confused
- * with a node of an older session. ZooKeeper appends the 10-digit sequence.
+ * Names of lock nodes: `<kind>[<permits>]-<session id>-<acquire nonce>-<sequence>`, for example
+ * `x-100000511d50000-3-0000000042` or `s5-100000511d50000-4-0000000043`. The session id and nonce make
+ * a node recognisable by the acquire that created it, so a create whose reply was lost can be found
+ * and adopted, and never confused with a node of an older session. ZooKeeper appends the 10-digit
+ * sequence. A semaphore's entries carry their permit count, so holders that disagree about it are
+ * caught from the listing alone.
  */
+
+/**
+ * The kinds of queue entries. Exclusive and write entries behave alike (a write lock is an exclusive
+ * lock that readers queue behind); a downgrade read is a read taken by the holder of a write lock,
+ * which keeps the write's place in the queue against later writers.
+ */
+export const ENTRY_KIND = {
+  exclusive: 'x',
+  write: 'w',
+  read: 'r',
+  downgradeRead: 'd',
+  semaphore: 's',
+} as const;
+export type EntryKind = (typeof ENTRY_KIND)[keyof typeof ENTRY_KIND];
 
 export interface QueueEntry {
   readonly name: string;
-  /** One letter: `x` exclusive (later recipes add their own). */
   readonly kind: string;
+  /** A semaphore entry's permit count; undefined for locks. */
+  readonly permits: number | undefined;
   readonly sessionId: string;
   readonly sequence: number;
 }
@@ -16,18 +33,24 @@ export interface QueueEntry {
 let nonce = 0;
 
 /** The name prefix for one acquire attempt in one session. */
-export function nodePrefix(kind: string, sessionId: string): string {
+export function nodePrefix(kind: EntryKind, sessionId: string, permits?: number): string {
   nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
-  return `${kind}-${sessionId}-${nonce.toString(36)}-`;
+  return `${kind}${permits ?? ''}-${sessionId}-${nonce.toString(36)}-`;
 }
 
-const NODE_NAME = /^([a-z])-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
+const NODE_NAME = /^([a-z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
 
 /** Parses a child name; names that are not lock nodes (someone else's files) give undefined. */
 export function parseEntry(name: string): QueueEntry | undefined {
   const match = NODE_NAME.exec(name);
   if (!match) return undefined;
-  return { name, kind: match[1]!, sessionId: match[2]!, sequence: Number(match[4]) };
+  return {
+    name,
+    kind: match[1]!,
+    permits: match[2] ? Number(match[2]) : undefined,
+    sessionId: match[3]!,
+    sequence: Number(match[5]),
+  };
 }
 
 /** The lock nodes among a parent's children, in queue order (by sequence). */

@@ -18,7 +18,10 @@ export interface ZkStat {
   cversion: number;
   numChildren: number;
   dataLength: number;
+  /** Session id (hex) of an ephemeral node's owner; '0' for other nodes. */
   ephemeralOwner: string;
+  /** When the node was created (server clock). */
+  ctime?: Date;
 }
 
 type Done = (rc: number, message: string) => void;
@@ -33,8 +36,9 @@ export interface NativeHandle {
     cb: (rc: number, msg: string, children: string[], stat: ZkStat) => void,
   ): number;
   aw_get(path: string, watcher: NativeWatcher, cb: (rc: number, msg: string, stat: ZkStat, data: Buffer) => void): number;
-  a_get(path: string, watch: boolean, cb: (rc: number, msg: string, stat: ZkStat, data: Buffer) => void): number;
+  a_get(path: string, watch: boolean, cb: (rc: number, msg: string, stat: ZkStat, data: Buffer | null) => void): number;
   a_exists(path: string, watch: boolean, cb: (rc: number, msg: string, stat: ZkStat) => void): number;
+  a_set(path: string, data: Buffer, version: number, cb: (rc: number, msg: string, stat: ZkStat) => void): number;
   a_delete_(path: string, version: number, cb: Done): number;
   add_auth(scheme: string, auth: string, cb: Done): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */

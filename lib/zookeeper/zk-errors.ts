@@ -48,6 +48,10 @@ export class ZkError extends Error {
 export class ZkNoNodeError extends ZkError {}
 /** The node already exists. */
 export class ZkNodeExistsError extends ZkError {}
+/** The parent is an ephemeral node, which can have no children. */
+export class ZkNoChildrenForEphemeralsError extends ZkError {}
+/** A delete refused because the node still has children. */
+export class ZkNotEmptyError extends ZkError {}
 /** The ACL forbids the operation, or authentication failed. */
 export class ZkNoAuthError extends ZkError {}
 /**
@@ -70,6 +74,10 @@ export function zkError(code: number, op: string, path: string): ZkError {
       return new ZkNoNodeError(code, op, path);
     case ZK_CODES.NODEEXISTS:
       return new ZkNodeExistsError(code, op, path);
+    case ZK_CODES.NOCHILDRENFOREPHEMERALS:
+      return new ZkNoChildrenForEphemeralsError(code, op, path);
+    case ZK_CODES.NOTEMPTY:
+      return new ZkNotEmptyError(code, op, path);
     case ZK_CODES.NOAUTH:
     case ZK_CODES.AUTHFAILED:
       return new ZkNoAuthError(code, op, path);

@@ -6,8 +6,14 @@ import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './
 export type CreateMode = keyof typeof CREATE_FLAGS;
 
 export interface NodeWatch {
-  readonly armed: Promise<boolean>;
+  /** The node's Stat when the watch was set, or null when it did not exist (and no watch was left). */
+  readonly armed: Promise<ZkStat | null>;
   cancel(): void;
+}
+
+export interface NodeData {
+  data: Buffer;
+  stat: ZkStat;
 }
 
 export interface ChildList {
@@ -31,8 +37,12 @@ export interface ZkSessionApi {
   whenConnected(signal?: AbortSignal): Promise<void>;
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
   getChildren(path: string): Promise<ChildList>;
+  /** Reads a node without watching it. Rejects with ZkNoNodeError when it does not exist. */
+  getData(path: string): Promise<NodeData>;
+  /** Overwrites a node's data (any version). Setting it fires the watches on the node. */
+  setData(path: string, data: Buffer): Promise<void>;
   /**
-   * Reads a node and leaves a one-shot watch on it. `armed` resolves false, leaving no watch, when
+   * Reads a node and leaves a one-shot watch on it. `armed` resolves null, leaving no watch, when
    * the node does not exist. `onChange` runs at most once, on the node's next change or deletion,
    * unless `cancel` was called first. Watchers of one path share one ZooKeeper watch.
    */
@@ -41,11 +51,12 @@ export interface ZkSessionApi {
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
+const EMPTY_DATA = Buffer.alloc(0);
 
 /** One ZooKeeper watch on a path, shared by every waiter of this session on that path. */
 interface PathWatch {
   readonly callbacks: Set<() => void>;
-  armed: Promise<boolean>;
+  armed: Promise<ZkStat | null>;
 }
 
 /**
@@ -121,19 +132,29 @@ export class ZkSession implements ZkSessionApi {
     );
   }
 
+  getData(path: string): Promise<NodeData> {
+    return this.call<NodeData>('getData', path, (done) =>
+      this.handle.a_get(path, false, (rc, _msg, stat, data) => done(rc, { data: data ?? EMPTY_DATA, stat })),
+    );
+  }
+
+  setData(path: string, data: Buffer): Promise<void> {
+    return this.call<void>('setData', path, (done) => this.handle.a_set(path, data, -1, (rc) => done(rc, undefined)));
+  }
+
   watchNode(path: string, onChange: () => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
-      const created: PathWatch = { callbacks: new Set(), armed: Promise.resolve(true) };
+      const created: PathWatch = { callbacks: new Set(), armed: Promise.resolve(null) };
       watch = created;
       this.watches.set(path, created);
       // The addon never frees a watch callback: it holds only this bound method, never a waiter.
-      created.armed = this.call<boolean>('watchNode', path, (done) =>
-        this.handle.aw_get(path, this.onNodeEvent.bind(this, path), (rc) => {
+      created.armed = this.call<ZkStat | null>('watchNode', path, (done) =>
+        this.handle.aw_get(path, this.onNodeEvent.bind(this, path), (rc, _msg, stat) => {
           if (rc === ZK_CODES.NONODE) {
             this.fireWatch(path, created); // nothing to watch: no watch was left
-            done(0, false);
-          } else done(rc, true);
+            done(0, null);
+          } else done(rc, stat);
         }),
       );
       created.armed.catch(() => this.fireWatch(path, created));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
-import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { ZkConnection, type ConnectionState } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';

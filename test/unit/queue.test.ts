@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exclusiveDriver } from '../../lib/recipes/lock-driver.js';
-import { formatToken } from '../../lib/recipes/lock-queue.js';
+import { formatToken } from '../../lib/recipes/session-retry.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
 
 describe('queue entries', () => {
@@ -25,8 +25,8 @@ describe('exclusive driver', () => {
     expect(exclusiveDriver.decide(queue, 0)).toEqual({ granted: true });
   });
   it('makes each waiter watch exactly its predecessor', () => {
-    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: queue[0] });
-    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: queue[1] });
+    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]] });
+    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]] });
   });
 });
 

@@ -1,0 +1,56 @@
+import { InvalidOptionsError } from './errors.js';
+import type { LockSlot } from './lock-context.js';
+import type { AcquireOptions, LockKind } from './lock-handle.js';
+import { validateLockKind } from './recipes/lock-recipes.js';
+
+/** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
+const MAX_OWNER_BYTES = 512;
+/** Longer automatic owner labels (a long URL) are cut to this many characters. */
+const AUTO_OWNER_CHARS = 200;
+
+/** One acquire, checked. */
+export interface LockRequest {
+  readonly resource: string;
+  readonly slot: LockSlot;
+  readonly kind: LockKind;
+  readonly waitTimeoutMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly owner: string | undefined;
+}
+
+/** Checks a caller's acquire options and resolves the defaults. */
+export function checkRequest(resource: string, kind: LockKind, options: AcquireOptions, defaultWaitTimeoutMs: number | undefined): LockRequest {
+  validateLockKind(kind);
+  if (options.owner !== undefined && (typeof options.owner !== 'string' || Buffer.byteLength(options.owner) > MAX_OWNER_BYTES)) {
+    throw new InvalidOptionsError('owner', `must be a string of at most ${MAX_OWNER_BYTES} UTF-8 bytes (it is stored in the lock node)`);
+  }
+  return {
+    resource,
+    slot: slotOf(kind),
+    kind: { mode: kind.mode, permits: kind.permits },
+    waitTimeoutMs: validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? defaultWaitTimeoutMs,
+    signal: options.signal,
+    owner: options.owner,
+  };
+}
+
+/** Which context slot a kind of lock occupies: exclusive and write are one lock, so one slot. */
+function slotOf(kind: LockKind): LockSlot {
+  if (kind.permits !== undefined) return 'semaphore';
+  if (kind.mode === 'read') return 'read';
+  if (kind.mode === 'simple') return 'simple';
+  return 'write';
+}
+
+/** Cuts an automatic owner label (a request line, a method name) to a size fit for a lock node. */
+export function ownerLabel(label: string): string {
+  return label.length > AUTO_OWNER_CHARS ? `${label.slice(0, AUTO_OWNER_CHARS)}…` : label;
+}
+
+export function validateWaitTimeout(value: unknown, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new InvalidOptionsError(option, `must be a number of milliseconds >= 0 (or absent to wait forever), got ${String(value)}`);
+  }
+  return value;
+}

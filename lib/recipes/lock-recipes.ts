@@ -1,0 +1,71 @@
+import { InvalidOptionsError } from '../errors.js';
+import type { LockKind } from '../lock-handle.js';
+import type { HeldLock } from './held-lock.js';
+import { type LockInspection, inspectLock } from './inspect.js';
+import type { SessionSource } from './lock-queue.js';
+import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
+import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
+import { SimpleLock } from './simple-lock.js';
+
+const MODES = new Set(['exclusive', 'read', 'write', 'simple']);
+
+/** Every recipe of one client, sharing one runtime: what LockService picks from by mode. */
+export class LockRecipes {
+  readonly runtime: RecipeRuntime;
+  readonly fair: FairLock;
+  readonly readWrite: ReadWriteLock;
+  readonly simple: SimpleLock;
+  private readonly semaphores = new Map<number, Semaphore>();
+
+  constructor(sessions: SessionSource, options: RecipeOptions = {}) {
+    this.runtime = new RecipeRuntime(sessions, options);
+    this.fair = new FairLock(this.runtime);
+    this.readWrite = new ReadWriteLock(this.runtime);
+    this.simple = new SimpleLock(this.runtime);
+  }
+
+  /** The recipe for a mode or a semaphore's permits (validated). */
+  recipeFor(kind: LockKind): LockRecipe {
+    if (kind.permits !== undefined) {
+      const permits = validatePermits(kind.permits);
+      let semaphore = this.semaphores.get(permits);
+      if (!semaphore) {
+        semaphore = new Semaphore(this.runtime, { permits });
+        this.semaphores.set(permits, semaphore);
+      }
+      return semaphore;
+    }
+    switch (kind.mode) {
+      case 'read':
+        return this.readWrite.read;
+      case 'write':
+        return this.readWrite.write;
+      case 'simple':
+        return this.simple;
+      default:
+        return this.fair;
+    }
+  }
+
+  /** A read lock under a held write or exclusive lock. */
+  downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock> {
+    return this.readWrite.downgrade(writeLock, options);
+  }
+
+  inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {
+    return inspectLock(this.runtime, resource, signal);
+  }
+}
+
+/** Checks a mode / permits pair from a caller. */
+export function validateLockKind(kind: LockKind, where = ''): void {
+  if (kind.mode !== undefined && !MODES.has(kind.mode)) {
+    throw new InvalidOptionsError(`${where}mode`, `must be 'exclusive', 'read', 'write' or 'simple', got ${String(kind.mode)}`);
+  }
+  if (kind.permits !== undefined) {
+    validatePermits(kind.permits);
+    if (kind.mode !== undefined && kind.mode !== 'exclusive') {
+      throw new InvalidOptionsError(`${where}permits`, `makes a semaphore, which has no mode; drop mode '${kind.mode}'`);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import { InvalidOptionsError, LockLostError } from '../errors.js';
+import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { HeldLock } from './held-lock.js';
+import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
+import type { SessionSource } from './lock-queue.js';
+import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+
+/** A lock type made of a queue of sequential nodes and a driver that says who holds. */
+export class QueueLock implements LockRecipe {
+  protected readonly runtime: RecipeRuntime;
+
+  constructor(
+    source: SessionSource | RecipeRuntime,
+    private readonly driver: LockDriver,
+    options?: RecipeOptions,
+  ) {
+    this.runtime = runtimeOf(source, options);
+  }
+
+  get rootPath(): string {
+    return this.runtime.rootPath;
+  }
+
+  /** The znode under which a resource's queue lives. */
+  pathOf(resource: string): string {
+    return this.runtime.pathOf(resource);
+  }
+
+  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+    return (await this.take(resource, options, false))!;
+  }
+
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+    return this.take(resource, options, true);
+  }
+
+  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, pinned?: HeldLock): Promise<HeldLock | null> {
+    const parent = this.runtime.pathOf(resource);
+    const data = this.runtime.dataOf(options);
+    return this.runtime.take(resource, options, tryOnly, (stop, noWait) =>
+      this.runtime.queue.acquire({ parent, driver: this.driver, data, stop, tryOnly: noWait, session: pinned?.session }),
+    );
+  }
+}
+
+/**
+ * The fair exclusive lock from ZooKeeper's recipes: EPHEMERAL_SEQUENTIAL nodes under
+ * `<rootPath>/<encoded resource>`, the lowest holds, each waiter watches only its predecessor.
+ * Needs no Nest: `new FairLock(connection).acquire('orders:42')`.
+ */
+export class FairLock extends QueueLock {
+  constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
+    super(source, exclusiveDriver, options);
+  }
+}
+
+/**
+ * The shared read/write lock from ZooKeeper's recipes, in one queue per resource: a read holds when
+ * no write is below it and watches only the last write below it; a write holds when it is lowest and
+ * watches the node just below it. First come, first served: a queued writer is never overtaken by
+ * later readers. Its writes also exclude FairLock holders of the same resource.
+ */
+export class ReadWriteLock {
+  readonly read: QueueLock;
+  readonly write: QueueLock;
+  private readonly downgradeLock: DowngradeLock;
+
+  constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
+    const runtime = runtimeOf(source, options);
+    this.read = new QueueLock(runtime, readDriver);
+    this.write = new QueueLock(runtime, writeDriver);
+    this.downgradeLock = new DowngradeLock(runtime);
+  }
+
+  /**
+   * A read lock for the holder of `writeLock` (a write or exclusive lock on the same resource),
+   * granted at once. It keeps the write's place: after the write is released, later writers still
+   * wait for this read, while readers may join it.
+   * @throws LockLostError when the write lock was lost meanwhile.
+   */
+  downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock> {
+    return this.downgradeLock.takeUnder(writeLock, options);
+  }
+}
+
+class DowngradeLock extends QueueLock {
+  constructor(runtime: RecipeRuntime) {
+    super(runtime, downgradeReadDriver);
+  }
+
+  async takeUnder(writeLock: HeldLock, options: RecipeAcquireOptions): Promise<HeldLock> {
+    if (!writeLock.isHeld() || !writeLock.session) throw lostReason(writeLock);
+    try {
+      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock);
+      if (!writeLock.isHeld() && lock) {
+        // The write ended while the read was being created: the read's place is not guaranteed.
+        await lock.release().catch(() => undefined);
+        throw lostReason(writeLock);
+      }
+      return lock!;
+    } catch (error) {
+      if (error instanceof ZkSessionLostError || (error as { cause?: unknown }).cause instanceof ZkSessionLostError) {
+        throw lostReason(writeLock);
+      }
+      throw error;
+    }
+  }
+}
+
+function lostReason(lock: HeldLock): Error {
+  const reason: unknown = lock.signal.reason;
+  return reason instanceof LockLostError
+    ? reason
+    : new LockLostError(lock.resource, lock.fencingToken, 'the write lock was released or lost before the read could be taken under it');
+}
+
+/** Largest permit count: it is written into node names. */
+export const MAX_PERMITS = 1_000_000;
+
+/**
+ * A fair counting semaphore: up to `permits` holders of a resource at once, first come, first
+ * served, and a release wakes only the waiter that may proceed. Every user of one resource must
+ * agree on `permits` (IncompatibleLockError otherwise). Leases are ephemeral: they die with their
+ * session.
+ */
+export class Semaphore extends QueueLock {
+  constructor(source: SessionSource | RecipeRuntime, options: RecipeOptions & { permits: number }) {
+    super(source, semaphoreDriver(validatePermits(options.permits)), options);
+  }
+}
+
+export function validatePermits(permits: unknown): number {
+  if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 1 || permits > MAX_PERMITS) {
+    throw new InvalidOptionsError('permits', `must be a whole number from 1 to ${MAX_PERMITS}, got ${String(permits)}`);
+  }
+  return permits;
+}

@@ -1,0 +1,109 @@
+import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
+import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
+import { HeldLock } from './held-lock.js';
+import { LockQueue, type QueueGrant, type SessionSource } from './lock-queue.js';
+import { NodeRemover } from './node-remover.js';
+import { Stopper } from './stopper.js';
+
+export interface RecipeOptions {
+  /** Parent of every lock node. @default '/locks' */
+  rootPath?: string;
+  /** Failures of clean-up that ran after the caller was answered (for logging). */
+  onBackgroundError?: (error: unknown) => void;
+  /**
+   * tryAcquire and `waitTimeoutMs: 0` never wait for the lock, but may have to wait for a connected
+   * session; this bounds that wait, in ms (then LockTimeoutError).
+   * @default 10000
+   */
+  connectWaitMs?: number;
+}
+
+export interface RecipeAcquireOptions {
+  /** ms to wait; undefined waits forever; 0 gives up at once with LockTimeoutError. */
+  waitTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** Stored in the lock node (who holds it): at most {@link MAX_NODE_DATA_BYTES} bytes. */
+  data?: Buffer;
+  /** Told once when the returned handle is released or lost. */
+  onEnd?: (lock: HeldLock) => void;
+}
+
+export const DEFAULT_ROOT_PATH = '/locks';
+/** The most a lock node may store about its holder: lock nodes are read by every waiter. */
+export const MAX_NODE_DATA_BYTES = 1024;
+const EMPTY = Buffer.alloc(0);
+
+/** How a recipe gets one grant: `stop` ends the wait; `noWait` means give up (null) when busy. */
+export type Grab = (stop: AbortSignal, noWait: boolean) => Promise<QueueGrant | null>;
+
+/**
+ * What every recipe of one client shares: sessions, root path, the queue mechanics, clean-up, and
+ * the way a wait is bounded and its failures explained.
+ */
+export class RecipeRuntime {
+  readonly rootPath: string;
+  readonly remover: NodeRemover;
+  readonly queue: LockQueue;
+  readonly connectWaitMs: number;
+
+  constructor(
+    readonly sessions: SessionSource,
+    options: RecipeOptions = {},
+  ) {
+    this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
+    this.remover = new NodeRemover(options.onBackgroundError);
+    this.queue = new LockQueue(sessions, this.rootPath, this.remover);
+    this.connectWaitMs = options.connectWaitMs ?? 10_000;
+  }
+
+  /** The znode of a resource (its queue's parent, or the simple lock's node). */
+  pathOf(resource: string): string {
+    return `${this.rootPath}/${encodeResource(resource)}`;
+  }
+
+  /** The node data to store, checked against the cap. */
+  dataOf(options: RecipeAcquireOptions): Buffer {
+    const data = options.data ?? EMPTY;
+    if (data.length > MAX_NODE_DATA_BYTES) {
+      throw new InvalidOptionsError('data', `lock node data is ${data.length} bytes and the limit is ${MAX_NODE_DATA_BYTES}; store a key, not a document`);
+    }
+    return data;
+  }
+
+  /**
+   * Runs one acquire: bounds it by the caller's timeout and signal, turns a grant into a HeldLock,
+   * and every failure into the library's typed errors. Resolves null only for `tryOnly`.
+   */
+  async take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, grab: Grab): Promise<HeldLock | null> {
+    const noWait = tryOnly || options.waitTimeoutMs === 0;
+    const stopper = new Stopper(noWait ? this.connectWaitMs : options.waitTimeoutMs, options.signal);
+    try {
+      const grant = await grab(stopper.signal, noWait);
+      if (!grant) {
+        if (tryOnly) return null;
+        throw new LockTimeoutError(resource, 0);
+      }
+      return new HeldLock(resource, grant, this.remover, options.onEnd);
+    } catch (error) {
+      throw stopper.explain(error, resource);
+    } finally {
+      stopper.dispose();
+    }
+  }
+}
+
+/** Accepts either a session source (a recipe on its own) or a runtime shared with other recipes. */
+export function runtimeOf(source: SessionSource | RecipeRuntime, options?: RecipeOptions): RecipeRuntime {
+  return source instanceof RecipeRuntime ? source : new RecipeRuntime(source, options);
+}
+
+/** What every lock type offers. */
+export interface LockRecipe {
+  /**
+   * Waits for the lock.
+   * @throws LockTimeoutError, LockAbortedError, InvalidResourceNameError, IncompatibleLockError, LockOperationError
+   */
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<HeldLock>;
+  /** Takes the lock only if it is free right now; null otherwise. Leaves no node behind either way. */
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock | null>;
+}

@@ -1,0 +1,48 @@
+import type { ZkStat } from '../zookeeper/native-client.js';
+import { ZkConnectionLossError, ZkNoNodeError } from '../zookeeper/zk-errors.js';
+import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+
+/**
+ * Runs a request until it gets an answer: after each connection loss, waits for the connection to
+ * come back (or `stop`, or the session's end) and sends it again. Only for requests that are safe
+ * to repeat.
+ */
+export async function untilAnswered<T>(session: ZkSessionApi, stop: AbortSignal | undefined, send: () => Promise<T>): Promise<T> {
+  for (;;) {
+    if (!session.connected) await session.whenConnected(stop);
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof ZkConnectionLossError)) throw error;
+    }
+  }
+}
+
+export const EMPTY_STAT: ZkStat = {
+  czxid: 0,
+  mzxid: 0,
+  pzxid: 0,
+  version: 0,
+  cversion: 0,
+  numChildren: 0,
+  dataLength: 0,
+  ephemeralOwner: '0',
+};
+
+/** Lists a queue, retrying through connection loss. A missing parent is an empty queue. */
+export function readChildren(session: ZkSessionApi, parent: string, stop: AbortSignal | undefined): Promise<ChildList> {
+  return untilAnswered(session, stop, () =>
+    session.getChildren(parent).catch((error: unknown) => {
+      if (error instanceof ZkNoNodeError) return { children: [], stat: EMPTY_STAT };
+      throw error;
+    }),
+  );
+}
+
+/**
+ * A fencing token: a zxid as 20 zero-padded digits. 20 digits hold any 64-bit zxid, so tokens compare
+ * correctly as strings and as BigInts.
+ */
+export function formatToken(zxid: number): string {
+  return zxid.toString().padStart(20, '0');
+}

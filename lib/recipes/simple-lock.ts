@@ -1,0 +1,154 @@
+import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { pathPrefixes } from '../zookeeper/paths.js';
+import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { HeldLock } from './held-lock.js';
+import { IncompatibleQueueError } from './lock-driver.js';
+import { createIfMissing, type QueueGrant, type SessionSource } from './lock-queue.js';
+import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import { formatToken, untilAnswered } from './session-retry.js';
+import { waitForChange } from './wait-for-change.js';
+
+let nonce = 0;
+
+/**
+ * The simplest exclusive lock: every contender creates the same EPHEMERAL node,
+ * `<rootPath>/<encoded resource>`; whoever creates it holds, the others watch it and try again when
+ * it goes. Not fair (any waiter may win) and a release wakes every waiter (the herd), but there is
+ * no queue parent to create and reap, which makes a first or occasional lock of a name cheaper.
+ * Meant for locks that are rarely contended. It cannot share a resource with the queue-based
+ * recipes: each side detects the other and fails with IncompatibleLockError.
+ *
+ * The node's data starts with a line naming the acquire that created it, so a create whose reply
+ * was lost is recognised and adopted. The fencing token is the node's creation zxid, read in the
+ * same round trip as the create.
+ */
+export class SimpleLock implements LockRecipe {
+  private readonly runtime: RecipeRuntime;
+  private readonly rootAncestors: string[];
+
+  constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
+    this.runtime = runtimeOf(source, options);
+    this.rootAncestors = pathPrefixes(this.runtime.rootPath);
+  }
+
+  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+    return (await this.take(resource, options, false))!;
+  }
+
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+    return this.take(resource, options, true);
+  }
+
+  private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+    const path = this.runtime.pathOf(resource);
+    const data = this.runtime.dataOf(options);
+    return this.runtime.take(resource, options, tryOnly, async (stop, noWait) => {
+      for (;;) {
+        const session = await this.runtime.sessions.session(stop);
+        try {
+          const grant = await this.acquireIn(session, path, data, stop, noWait);
+          if (grant?.session.lost.aborted) continue;
+          if (grant && stop.aborted) {
+            this.runtime.remover.removeSoon(session, grant.path);
+            throw stop.reason;
+          }
+          return grant;
+        } catch (error) {
+          if (stop.aborted) throw stop.reason;
+          if (error instanceof ZkSessionLostError) continue;
+          throw error;
+        }
+      }
+    });
+  }
+
+  private async acquireIn(session: ZkSessionApi, path: string, userData: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+    nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
+    const marker = `${session.id}-${nonce.toString(36)}\n`;
+    const data = Buffer.concat([Buffer.from(marker), userData]);
+    const isOurs = (node: NodeData | null): boolean => node !== null && node.data.subarray(0, marker.length).toString() === marker;
+    const grantOf = (node: NodeData): QueueGrant => ({ session, path, fencingToken: formatToken(node.stat.czxid) });
+    let createSent = false;
+    try {
+      for (;;) {
+        if (!session.connected) await session.whenConnected(stop);
+        createSent = true;
+        const created = session.create(path, data, 'EPHEMERAL');
+        // Sent with the create, answered right after it: our node's zxid on success, the holder on failure.
+        const read = session.getData(path).then(
+          (node) => node,
+          () => null,
+        );
+        try {
+          await created;
+        } catch (error) {
+          const node = await read;
+          if (error instanceof ZkNoNodeError) {
+            createSent = false;
+            for (const ancestor of this.rootAncestors) await createIfMissing(session, ancestor, 'PERSISTENT', stop);
+            continue;
+          }
+          if (error instanceof ZkConnectionLossError) {
+            const now = await this.readNode(session, path, stop);
+            if (now && isOurs(now)) return grantOf(now);
+            continue;
+          }
+          if (!(error instanceof ZkNodeExistsError)) throw error;
+          if (node && isOurs(node)) return grantOf(node); // an earlier create of ours, whose reply was lost
+          createSent = false;
+          if (node && node.stat.ephemeralOwner === '0') {
+            await this.clearQueueParent(session, path, node);
+            continue;
+          }
+          if (noWait && node) return null;
+          await waitForChange(session, [path], stop);
+          continue;
+        }
+        const node = (await read) ?? (await this.readNode(session, path, stop));
+        if (node && isOurs(node)) return grantOf(node);
+        // Our node went between the create and the read: only the session's end deletes it.
+        throw session.lost.reason ?? new ZkSessionLostError('getData', path);
+      }
+    } catch (error) {
+      if (createSent && !session.lost.aborted) this.removeIfOurs(session, path, isOurs);
+      throw error;
+    }
+  }
+
+  /**
+   * The name is a queue-based lock's parent. An empty one (waiting to be reaped) is deleted so the
+   * simple lock can take the name; one with entries means both kinds are in use.
+   */
+  private async clearQueueParent(session: ZkSessionApi, path: string, node: NodeData): Promise<void> {
+    if (node.stat.numChildren === 0) {
+      try {
+        await session.delete(path);
+        return;
+      } catch (error) {
+        if (error instanceof ZkNoNodeError) return;
+        if (!(error instanceof ZkNotEmptyError)) throw error;
+      }
+    }
+    throw new IncompatibleQueueError('it is in use by a queue-based lock (fair, read/write or semaphore), so the simple lock cannot take it');
+  }
+
+  private readNode(session: ZkSessionApi, path: string, stop: AbortSignal | undefined): Promise<NodeData | null> {
+    return untilAnswered(session, stop, () =>
+      session.getData(path).catch((error: unknown) => {
+        if (error instanceof ZkNoNodeError) return null;
+        throw error;
+      }),
+    );
+  }
+
+  /** After giving up with a create of unknown outcome: delete the node if it turns out to be ours. */
+  private removeIfOurs(session: ZkSessionApi, path: string, isOurs: (node: NodeData | null) => boolean): void {
+    const run = async (): Promise<void> => {
+      const node = await this.readNode(session, path, undefined);
+      if (isOurs(node)) await this.runtime.remover.remove(session, path);
+    };
+    run().catch((error: unknown) => {
+      if (!(error instanceof ZkSessionLostError)) this.runtime.remover.report(error);
+    });
+  }
+}

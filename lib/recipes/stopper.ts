@@ -1,0 +1,47 @@
+import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError } from '../errors.js';
+import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
+import { ZkError } from '../zookeeper/zk-errors.js';
+import { IncompatibleQueueError } from './lock-driver.js';
+
+const TIMED_OUT = Symbol('timed out');
+
+/** One signal for "stop waiting": the caller's timeout or the caller's own signal. */
+export class Stopper {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = (): void => this.controller.abort(this.callerSignal?.reason);
+
+  constructor(
+    private readonly waitTimeoutMs: number | undefined,
+    private readonly callerSignal: AbortSignal | undefined,
+  ) {
+    // Longer than setTimeout can count is as good as forever (Node would fire it at once).
+    if (waitTimeoutMs !== undefined && waitTimeoutMs > 0 && waitTimeoutMs <= MAX_TIMER_MS) {
+      this.timer = setTimeout(() => this.controller.abort(TIMED_OUT), waitTimeoutMs);
+    }
+    if (callerSignal?.aborted) this.onAbort();
+    else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The error a user should see for what ended the wait. */
+  explain(error: unknown, resource: string): unknown {
+    if (this.signal.aborted && error === this.signal.reason) {
+      return this.signal.reason === TIMED_OUT
+        ? new LockTimeoutError(resource, this.waitTimeoutMs ?? 0)
+        : new LockAbortedError(resource, this.signal.reason);
+    }
+    if (error instanceof ZkLockError) return error;
+    if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
+    if (error instanceof ZkError) return new LockOperationError(resource, error.message, { cause: error });
+    return error;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onAbort);
+  }
+}
