@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { IncompatibleLockError, LockLostError } from '../../lib/errors.js';
+import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+const sequenceOf = (lock: HeldLock): number => Number(lock.path.slice(-10));
+
+describe('semaphore on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+
+  async function clients(count: number, rootPath: string, permits: number) {
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        const connection = await connect();
+        const counting = countingSessions(connection);
+        return { connection, semaphore: new Semaphore(counting.source, { rootPath, permits }), counts: counting.counts };
+      }),
+    );
+  }
+
+  it('never has more than `permits` holders, and does reach that many, over many rounds from six clients', async () => {
+    const root = uniqueRoot('sem');
+    const all = await clients(6, root, 3);
+    let holding = 0;
+    let most = 0;
+    const grants: number[] = [];
+    await Promise.all(
+      all.map(async (client, c) => {
+        for (let i = 0; i < 15; i++) {
+          const lease = await client.semaphore.acquire('pool');
+          holding += 1;
+          most = Math.max(most, holding);
+          grants.push(sequenceOf(lease));
+          await new Promise((r) => setTimeout(r, (c + i) % 4));
+          holding -= 1;
+          await lease.release();
+        }
+      }),
+    );
+    expect(most).toBe(3);
+    expect(grants).toHaveLength(90);
+    expect(await childrenOf(all[0]!.connection, `${root}/pool`)).toEqual([]);
+  });
+
+  it('serves waiters first come, first served, waking one waiter that can proceed per release', async () => {
+    const root = uniqueRoot('semfifo');
+    const [h1, h2, ...waiting] = await clients(7, root, 2);
+    const holders = [await h1!.semaphore.acquire('pool'), await h2!.semaphore.acquire('pool')];
+    const order: number[] = [];
+    const leases: Promise<HeldLock>[] = [];
+    for (const [i, client] of waiting.entries()) {
+      leases.push(
+        client.semaphore.acquire('pool').then((lease) => {
+          order.push(i);
+          return lease;
+        }),
+      );
+      await queueLength(h1!.connection, `${root}/pool`, 3 + i);
+    }
+    const reads = (): number[] => waiting.map((client) => client.counts.getChildren);
+    const before = reads();
+    await holders[1]!.release(); // the second holder goes first: out of order on purpose
+    const first = await leases[0]!;
+    await queueLength(h1!.connection, `${root}/pool`, 6);
+    // The waiter let in re-read the queue once; the one behind it once more (it moves its watch to
+    // the holders); nobody else woke.
+    const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
+    await expectEventually(() => woken(reads(), before).join() === '1,1,0,0,0');
+    const middle = reads();
+    await holders[0]!.release();
+    const second = await leases[1]!;
+    await expectEventually(() => woken(reads(), middle).join() === '0,1,1,0,0');
+    for (const lease of [first, second]) await lease.release();
+    for (const lease of leases.slice(2)) await (await lease).release();
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(await childrenOf(h1!.connection, `${root}/pool`)).toEqual([]);
+  });
+
+  it('refuses a holder that disagrees about the permits, leaving nothing behind', async () => {
+    const root = uniqueRoot('semmismatch');
+    const [a, b] = await clients(2, root, 3);
+    const lease = await a!.semaphore.acquire('pool');
+    const other = new Semaphore(b!.connection, { rootPath: root, permits: 5 });
+    await expect(other.acquire('pool')).rejects.toThrow(IncompatibleLockError);
+    await expect(other.acquire('pool')).rejects.toThrow(/asks for 5 permits .* uses 3/);
+    await expect(new FairLock(b!.connection, { rootPath: root }).acquire('pool')).rejects.toThrow(/semaphore/);
+    expect(await childrenOf(a!.connection, `${root}/pool`)).toHaveLength(1);
+    await lease.release();
+  });
+
+  it('lets a lease die with its session, and the next waiter in', async () => {
+    const root = uniqueRoot('semexpire');
+    const [a, b] = await clients(2, root, 1);
+    const lease = await a!.semaphore.acquire('pool');
+    const next = b!.semaphore.acquire('pool');
+    await queueLength(a!.connection, `${root}/pool`, 2);
+    const lost = new Promise<unknown>((resolve) => lease.signal.addEventListener('abort', () => resolve(lease.signal.reason)));
+    await expireSession(zk.connectString, a!.connection.sessionCredentials()!);
+    expect(await lost).toBeInstanceOf(LockLostError);
+    const taken = await next;
+    expect(BigInt(taken.fencingToken)).toBeGreaterThan(BigInt(lease.fencingToken));
+    await taken.release();
+  });
+});
+
+async function expectEventually(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(check()).toBe(true);
+}
