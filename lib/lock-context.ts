@@ -18,7 +18,7 @@ export interface HeldEntry {
  * taken again at once and counted, and released when the outermost holder lets go.
  */
 export class LockContext {
-  /** `slot:resource` -> the lock this context holds and how many holders inside the context share it. */
+  /** `scope:slot:resource` -> the lock this context holds and how many holders inside the context share it. */
   readonly held = new Map<string, HeldEntry>();
   /** Acquires in flight, so two holders in one context that ask at once share one ZooKeeper node. */
   readonly pending = new Map<string, Promise<HeldLock>>();
@@ -36,15 +36,19 @@ export class LockContext {
     return this.ownerLabel;
   }
 
-  /** The lock held in `slot` on `resource`, while it is still held. */
-  live(slot: LockSlot, resource: string): HeldEntry | undefined {
-    const entry = this.held.get(contextKey(slot, resource));
+  /** The lock held in `slot` on `resource` through the LockService `scope`, while it is still held. */
+  live(scope: string, slot: LockSlot, resource: string): HeldEntry | undefined {
+    const entry = this.held.get(contextKey(scope, slot, resource));
     return entry?.lock.isHeld() ? entry : undefined;
   }
 }
 
-export function contextKey(slot: LockSlot, resource: string): string {
-  return `${slot}:${resource}`;
+/**
+ * Keys a context's locks. `scope` names the LockService: two services (two clusters, or two root
+ * paths) lock different things under the same resource name, so they never share a held lock.
+ */
+export function contextKey(scope: string, slot: LockSlot, resource: string): string {
+  return `${scope}:${slot}:${resource}`;
 }
 
 const storage = new AsyncLocalStorage<LockContext>();

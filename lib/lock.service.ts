@@ -25,6 +25,7 @@ import {
 } from './zookeeper/zk-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
+let services = 0;
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
  * the options supply), opened at module init; at shutdown what is still held is released and the
@@ -36,6 +37,8 @@ const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
+  /** Tells this service's locks apart from another LockService's in a shared lock context. */
+  private readonly scope = `s${++services}`;
   private readonly connection: ZkConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
@@ -180,7 +183,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   heldLock(resource: string): HeldLockInfo | undefined {
     const context = currentLockContext();
     for (const slot of ['write', 'simple', 'semaphore', 'read'] as const) {
-      const entry = context?.live(slot, resource);
+      const entry = context?.live(this.scope, slot, resource);
       if (entry) return entry.lock;
     }
     return undefined;
@@ -225,7 +228,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
   private async obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
-    const key = contextKey(request.slot, request.resource);
+    const key = contextKey(this.scope, request.slot, request.resource);
     const joined = context && this.joinHeld(context, key, request);
     if (joined) return joined;
     if (this.closing) throw new LockServiceClosedError(request.resource);
@@ -251,21 +254,21 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
   private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
     const { resource, slot } = request;
-    const entry = context.live(slot, resource);
+    const entry = context.live(this.scope, slot, resource);
     if (entry) {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
       return ReentrantHandle.join(context, key, entry.lock, entry.permits);
     }
-    if (slot === 'write' && context.live('read', resource)) throw new LockUpgradeError(resource);
+    if (slot === 'write' && context.live(this.scope, 'read', resource)) throw new LockUpgradeError(resource);
     return undefined;
   }
 
   /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
   private async take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
     const data = this.nodeData(request.owner ?? context?.owner);
-    const write = request.slot === 'read' ? context?.live('write', request.resource) : undefined;
+    const write = request.slot === 'read' ? context?.live(this.scope, 'write', request.resource) : undefined;
     let lock: HeldLock | null;
     if (write) {
       lock = await this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
