@@ -195,8 +195,17 @@ export class LockQueue {
     });
   }
 
-  /** Creates rootPath (persistent) and the lock's parent (a container, reaped by ZooKeeper when empty). */
+  /**
+   * Creates the lock's parent (a container, reaped by ZooKeeper when empty), and rootPath (persistent)
+   * only when that fails for want of it: a new name usually costs the one create.
+   */
   private async ensureParent(session: ZkSessionApi, parent: string, stop: AbortSignal): Promise<void> {
+    try {
+      await createIfMissing(session, parent, 'CONTAINER', stop);
+      return;
+    } catch (error) {
+      if (!(error instanceof ZkNoNodeError)) throw error;
+    }
     for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop);
     await createIfMissing(session, parent, 'CONTAINER', stop);
   }
