@@ -86,8 +86,8 @@ describe('@DistributedLock with read/write modes and permits over HTTP, on a rea
       const body = (await (await fetch(`${urls[0]}/doc/holders`)).json()) as { holders: { data: { owner: string } }[]; waiters: { mode: string; data: { owner: string } }[] };
       return body.waiters.length === 1 ? body : undefined;
     }, { what: 'the PUT to queue' });
-    expect(view.holders.map((h) => h.data.owner)).toEqual(Array(3).fill('GET /doc (DocController.read)'));
-    expect(view.waiters[0]).toMatchObject({ mode: 'write', data: { owner: 'PUT /doc (DocController.write)' } });
+    expect(view!.holders.map((h) => h.data.owner)).toEqual(Array(3).fill('GET /doc (DocController.read)'));
+    expect(view!.waiters[0]).toMatchObject({ mode: 'write', data: { owner: 'PUT /doc (DocController.write)' } });
     openGate();
     for (const response of await Promise.all(reads)) expect(response.status).toBe(200);
     expect((await put).status).toBe(200);
