@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompatibleLockError, LockLostError } from '../../lib/errors.js';
+import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
@@ -76,6 +76,26 @@ describe('semaphore on a real ZooKeeper', () => {
     for (const lease of leases.slice(2)) await (await lease).release();
     expect(order).toEqual([0, 1, 2, 3, 4]);
     expect(await childrenOf(h1!.connection, `${root}/pool`)).toEqual([]);
+  });
+
+  it('lets the waiters behind a waiter that timed out or was aborted in, leaving no node of theirs', async () => {
+    const root = uniqueRoot('semleave');
+    const [h, w1, w2, w3] = await clients(4, root, 1);
+    const held = await h!.semaphore.acquire('pool');
+    const first = w1!.semaphore.acquire('pool', { waitTimeoutMs: 400 });
+    await queueLength(h!.connection, `${root}/pool`, 2);
+    const controller = new AbortController();
+    const second = w2!.semaphore.acquire('pool', { signal: controller.signal });
+    await queueLength(h!.connection, `${root}/pool`, 3);
+    const third = w3!.semaphore.acquire('pool');
+    await queueLength(h!.connection, `${root}/pool`, 4);
+    controller.abort();
+    await expect(second).rejects.toBeInstanceOf(LockAbortedError);
+    await expect(first).rejects.toBeInstanceOf(LockTimeoutError);
+    await queueLength(h!.connection, `${root}/pool`, 2);
+    await held.release();
+    await (await third).release();
+    expect(await childrenOf(h!.connection, `${root}/pool`)).toEqual([]);
   });
 
   it('refuses a holder that disagrees about the permits, leaving nothing behind', async () => {
