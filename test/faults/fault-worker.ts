@@ -1,0 +1,93 @@
+/**
+ * One client of the fault suite, in its own process: takes locks on a few resources in a loop, sends
+ * fenced writes while it holds them, and reports every event to the harness (over the fork IPC
+ * channel). It stops when told, or when the harness goes away.
+ */
+import { LockLostError, LockTimeoutError } from '../../lib/errors.js';
+import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { type ClientEvent, type HarnessMessage, type LockMode, monotonicMs, type WorkerConfig, type WorkerMessage } from './history.js';
+
+const send = (message: WorkerMessage): void => {
+  process.send?.(message);
+};
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let stopping = false;
+let markNextCreate = false;
+
+process.on('disconnect', () => process.exit(0)); // the harness is gone
+process.on('message', (message: HarnessMessage) => {
+  if (message.kind === 'start') void run(message.config);
+  else if (message.kind === 'stop') stopping = true;
+  else if (message.kind === 'mark-next-create') markNextCreate = true;
+});
+
+async function run(config: WorkerConfig): Promise<void> {
+  const { client } = config;
+  let seed = config.seed;
+  const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const emit = (event: ClientEvent): void => send({ kind: 'event', event });
+
+  const connection = new ZkConnection({ connectionString: config.connectionString, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000 });
+  connection.onStateChange(() => reportSession());
+  const reportSession = (): void => {
+    const credentials = connection.sessionCredentials();
+    if (credentials) send({ kind: 'session', client, ...credentials });
+  };
+  await connection.connect();
+  reportSession();
+  const fair = new FairLock(connection, { rootPath: config.rootPath });
+  const readWrite = new ReadWriteLock(connection, { rootPath: config.rootPath });
+  const resources = Object.keys(config.resources);
+
+  for (let op = 1; !stopping; op++) {
+    const resource = pick(resources);
+    const mode: LockMode = pick(config.resources[resource]!);
+    const recipe = mode === 'exclusive' ? fair : readWrite[mode];
+    emit({ type: 'requested', client, op, resource, mode, t: monotonicMs() });
+    if (markNextCreate) {
+      markNextCreate = false;
+      send({ kind: 'creating', client });
+    }
+    let lock: HeldLock;
+    try {
+      lock = await recipe.acquire(resource, { waitTimeoutMs: config.waitTimeoutMs });
+    } catch (error) {
+      if (error instanceof LockTimeoutError) emit({ type: 'timed-out', client, op, t: monotonicMs() });
+      else emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
+      continue;
+    }
+    const granted = monotonicMs();
+    emit({
+      type: 'granted',
+      client,
+      op,
+      resource,
+      mode,
+      t: granted,
+      token: lock.fencingToken,
+      sequence: Number(lock.path.slice(-10)),
+      session: lock.session.id,
+    });
+    lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
+      once: true,
+    });
+    const write = (): void => send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
+    write();
+    await sleep(random() * config.holdMs);
+    write();
+    emit({ type: 'releasing', client, op, t: monotonicMs() });
+    try {
+      await lock.release();
+      emit({ type: 'released', client, op, t: monotonicMs() });
+    } catch (error) {
+      if (!(error instanceof LockLostError)) emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
+    }
+    await sleep(random() * config.thinkMs);
+  }
+  connection.close();
+  send({ kind: 'done', client });
+}
