@@ -17,10 +17,11 @@ export interface LockHandle {
   /** True until released or lost. */
   isHeld(): boolean;
   /**
-   * Deletes the lock node, retrying through connection loss, and resolves once ZooKeeper confirmed
-   * it (or the session, and with it the node, is gone).
+   * Deletes the lock node, retrying through connection loss, and resolves once ZooKeeper confirmed it.
    * @throws LockNotHeldError when called a second time.
-   * @throws LockLostError when the lock was already lost (nothing is left to release).
+   * @throws LockLostError when the lock was already lost, or the session turns out to have ended
+   *   before the delete got through (a holder paused past its session timeout learns it here at the
+   *   latest): the node was deleted by ZooKeeper, and someone else may have held the lock meanwhile.
    */
   release(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { LockNotHeldError } from './errors.js';
+import { LockLostError, LockNotHeldError } from './errors.js';
 import type { HeldEntry, LockContext } from './lock-context.js';
 import type { LockHandle } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
@@ -57,6 +57,7 @@ export class ReentrantHandle implements LockHandle {
     try {
       await this.entry.lock.release();
     } catch (error) {
+      if (error instanceof LockLostError) throw error; // nothing left to release
       // The node is still there: put everything back so the caller can retry.
       this.released = false;
       this.entry.holders += 1;

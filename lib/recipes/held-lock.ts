@@ -35,6 +35,11 @@ export class HeldLock implements LockHandle {
     return this.grant.session;
   }
 
+  /** Which incarnation of the resource's queue granted it (its parent's czxid; '' for the simple lock). */
+  get queueId(): string {
+    return this.grant.queueId;
+  }
+
   /** The lock node's full path. */
   get path(): string {
     return this.grant.path;
@@ -50,13 +55,21 @@ export class HeldLock implements LockHandle {
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
+    let outcome: 'deleted' | 'session-lost';
     try {
-      await this.remover.remove(this.grant.session, this.grant.path);
+      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       throw error;
     }
-    // Local state is cleared only now: the delete is confirmed, or the session (and node) is gone.
+    if (outcome === 'session-lost') {
+      // The session ended before the delete got through (a holder paused past its session timeout
+      // learns it here): the lock was lost, not released, and the caller must hear so.
+      this.state = 'held';
+      this.lose();
+      throw this.lostController.signal.reason as LockLostError;
+    }
+    // Local state is cleared only now: the delete is confirmed.
     this.state = 'released';
     this.grant.session.lost.removeEventListener('abort', this.onSessionLost);
     this.onEnd(this);

@@ -44,8 +44,12 @@ export class IncompatibleQueueError extends Error {
 const LOCK_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
 const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 
-function assertLockQueue(queue: readonly QueueEntry[]): void {
-  for (const entry of queue) {
+/**
+ * Only entries below ours are checked: a newer entry of another kind is the newcomer's mistake (it
+ * fails on its own listing and leaves), and must not cost a correct waiter its place.
+ */
+function assertLockQueue(queue: readonly QueueEntry[], mine: number): void {
+  for (const entry of queue.slice(0, mine)) {
     if (!LOCK_KINDS.has(entry.kind)) {
       throw new IncompatibleQueueError(`it is in use as a semaphore (node ${entry.name}); a resource is either a lock or a semaphore`);
     }
@@ -57,7 +61,7 @@ function assertLockQueue(queue: readonly QueueEntry[]): void {
  * its write's place against later writers, so a writer at the head still waits for it to go.
  */
 function decideWrite(queue: readonly QueueEntry[], mine: number): Decision {
-  assertLockQueue(queue);
+  assertLockQueue(queue, mine);
   if (mine > 0) return { granted: false, watch: [queue[mine - 1]!] };
   const downgraded = queue.findLast((entry, i) => i !== mine && entry.kind === ENTRY_KIND.downgradeRead);
   return downgraded ? { granted: false, watch: [downgraded] } : { granted: true };
@@ -76,7 +80,7 @@ export const writeDriver: LockDriver = { kind: ENTRY_KIND.write, decide: decideW
 export const readDriver: LockDriver = {
   kind: ENTRY_KIND.read,
   decide(queue, mine) {
-    assertLockQueue(queue);
+    assertLockQueue(queue, mine);
     for (let i = mine - 1; i >= 0; i -= 1) {
       if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!] };
     }
@@ -90,8 +94,8 @@ export const readDriver: LockDriver = {
  */
 export const downgradeReadDriver: LockDriver = {
   kind: ENTRY_KIND.downgradeRead,
-  decide(queue) {
-    assertLockQueue(queue);
+  decide(queue, mine) {
+    assertLockQueue(queue, mine);
     return { granted: true };
   },
 };
@@ -107,7 +111,7 @@ export function semaphoreDriver(permits: number): LockDriver {
     kind: ENTRY_KIND.semaphore,
     permits,
     decide(queue, mine) {
-      for (const entry of queue) {
+      for (const entry of queue.slice(0, mine)) {
         if (entry.kind !== ENTRY_KIND.semaphore) {
           throw new IncompatibleQueueError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
         }
@@ -118,6 +122,7 @@ export function semaphoreDriver(permits: number): LockDriver {
           );
         }
       }
+      // Any entry after ours may have listed the queue while we still waited, and be watching us.
       if (mine < permits) return { granted: true, wakeNext: mine + 1 < queue.length };
       if (mine === permits) return { granted: false, watch: queue.slice(0, permits) };
       return { granted: false, watch: [queue[mine - 1]!], pokable: true };

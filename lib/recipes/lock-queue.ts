@@ -35,6 +35,11 @@ export interface QueueGrant {
    * one), unlike sequence numbers.
    */
   readonly fencingToken: string;
+  /**
+   * Which incarnation of the queue granted it: the parent's czxid (a reaped and re-created parent
+   * restarts its sequence numbers). Empty for the simple lock, which has no queue.
+   */
+  readonly queueId: string;
 }
 
 export interface QueueRequest {
@@ -123,7 +128,7 @@ export class LockQueue {
         const path = `${parent}/${attempt.mine}`;
         if (decision.granted) {
           if (decision.wakeNext) this.poke(session, path, request.data);
-          return { session, path, fencingToken: formatToken(list.stat.pzxid) };
+          return { session, path, fencingToken: formatToken(list.stat.pzxid), queueId: String(list.stat.czxid) };
         }
         if (request.tryOnly) {
           attempt.mine = undefined;

@@ -14,10 +14,22 @@ export class NodeRemover {
    * node is found already gone, or the session (and so the node) is gone.
    */
   async remove(session: ZkSessionApi, path: string): Promise<void> {
+    await this.removeHeld(session, path);
+  }
+
+  /**
+   * Deletes a held lock's node: 'deleted' once confirmed (or found gone: a retried delete whose first
+   * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
+   * node, possibly long ago, and the holder was no longer the holder.
+   */
+  async removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
     try {
       await untilAnswered(session, undefined, () => session.delete(path));
+      return 'deleted';
     } catch (error) {
-      if (!(error instanceof ZkNoNodeError || error instanceof ZkSessionLostError)) throw error;
+      if (error instanceof ZkNoNodeError) return 'deleted';
+      if (error instanceof ZkSessionLostError) return 'session-lost';
+      throw error;
     }
   }
 

@@ -67,7 +67,7 @@ export class SimpleLock implements LockRecipe {
     const marker = `${session.id}-${nonce.toString(36)}\n`;
     const data = Buffer.concat([Buffer.from(marker), userData]);
     const isOurs = (node: NodeData | null): boolean => node !== null && node.data.subarray(0, marker.length).toString() === marker;
-    const grantOf = (node: NodeData): QueueGrant => ({ session, path, fencingToken: formatToken(node.stat.czxid) });
+    const grantOf = (node: NodeData): QueueGrant => ({ session, path, fencingToken: formatToken(node.stat.czxid), queueId: '' });
     let createSent = false;
     try {
       for (;;) {

@@ -60,6 +60,8 @@ export interface NativeConfig {
   timeout: number;
   debug_level: number;
   host_order_deterministic: boolean;
+  /** After this many consecutive empty polls the binding closes the handle as expired (default 10). */
+  response_counter_limit?: number;
   client_id?: string;
   client_password?: string;
 }

@@ -40,6 +40,8 @@ export type ConnectionStateListener = (state: ConnectionState, sessionId: string
 
 export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Far more empty polls than any outage produces: the binding's own give-up never fires. */
+const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
 /** setTimeout's largest delay; Node fires longer ones at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -178,6 +180,11 @@ export class ZkConnection {
       timeout: this.sessionTimeoutMs,
       debug_level: CLIENT_LOG_LEVELS[this.clientLogLevel],
       host_order_deterministic: false,
+      // The binding closes a handle as if its session had expired once the C client has had nothing
+      // to process ten times in a row, which is what reconnecting looks like while one server of the
+      // connect string is down: live sessions were declared expired and fresh handles never got to
+      // the servers that were up. Session loss is this class's decision (see the lost timer).
+      response_counter_limit: NEVER_GIVE_UP,
     };
     const client = new Native(config);
     let session: ZkSession | undefined;

@@ -17,6 +17,8 @@ export interface Hold {
   readonly end: number;
   readonly token: string;
   readonly sequence: number;
+  /** The queue incarnation (the parent's czxid): sequences restart when a reaped parent is re-created. */
+  readonly queueId: string;
   readonly lost: number | undefined;
 }
 
@@ -63,7 +65,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
         Object.assign(op, { resource: event.resource, mode: event.mode, requested: event.t });
         break;
       case 'granted':
-        Object.assign(op, { granted: event.t, token: event.token, sequence: event.sequence });
+        Object.assign(op, { granted: event.t, token: event.token, sequence: event.sequence, queueId: event.queueId });
         break;
       case 'timed-out':
         op.timedOut = true;
@@ -127,7 +129,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
   }
 
   // FIFO: with a write involved, the lower sequence is granted first (within one incarnation of the
-  // resource's parent: sequences restart when it is re-created).
+  // resource's parent: sequences restart when it is reaped or deleted and then re-created).
   const recreations = actions.filter((a) => a.action === 'recreate-parent');
   for (const [resource, list] of byResource) {
     const cuts = recreations.filter((a) => a.target === resource).map((a) => a.t);
@@ -135,6 +137,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
       for (let j = i + 1; j < list.length; j++) {
         const [a, b] = [list[i]!, list[j]!];
         if (!isWrite(a.mode) && !isWrite(b.mode)) continue;
+        if (a.queueId !== b.queueId) continue; // ZooKeeper reaped the idle parent in between
         const from = Math.min(a.requested, b.requested);
         if (cuts.some((t) => t >= from && t <= b.granted)) continue;
         if (b.sequence < a.sequence) {

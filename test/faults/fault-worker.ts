@@ -16,12 +16,14 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 let stopping = false;
 let markNextCreate = false;
+let nextOp: { resource: string; mode: LockMode; holdMs: number } | undefined;
 
 process.on('disconnect', () => process.exit(0)); // the harness is gone
 process.on('message', (message: HarnessMessage) => {
   if (message.kind === 'start') void run(message.config);
   else if (message.kind === 'stop') stopping = true;
   else if (message.kind === 'mark-next-create') markNextCreate = true;
+  else if (message.kind === 'next') nextOp = message;
 });
 
 async function run(config: WorkerConfig): Promise<void> {
@@ -44,8 +46,10 @@ async function run(config: WorkerConfig): Promise<void> {
   const resources = Object.keys(config.resources);
 
   for (let op = 1; !stopping; op++) {
-    const resource = pick(resources);
-    const mode: LockMode = pick(config.resources[resource]!);
+    const directed = nextOp;
+    nextOp = undefined;
+    const resource = directed?.resource ?? pick(resources);
+    const mode: LockMode = directed?.mode ?? pick(config.resources[resource]!);
     const recipe = mode === 'exclusive' ? fair : readWrite[mode];
     emit({ type: 'requested', client, op, resource, mode, t: monotonicMs() });
     if (markNextCreate) {
@@ -70,6 +74,7 @@ async function run(config: WorkerConfig): Promise<void> {
       t: granted,
       token: lock.fencingToken,
       sequence: Number(lock.path.slice(-10)),
+      queueId: lock.queueId,
       session: lock.session.id,
     });
     lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
@@ -77,7 +82,7 @@ async function run(config: WorkerConfig): Promise<void> {
     });
     const write = (): void => send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
     write();
-    await sleep(random() * config.holdMs);
+    await sleep(directed?.holdMs ?? random() * config.holdMs);
     write();
     emit({ type: 'releasing', client, op, t: monotonicMs() });
     try {

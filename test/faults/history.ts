@@ -8,7 +8,7 @@ export type LockMode = 'exclusive' | 'read' | 'write';
 
 export type ClientEvent =
   | { type: 'requested'; client: string; op: number; resource: string; mode: LockMode; t: number }
-  | { type: 'granted'; client: string; op: number; resource: string; mode: LockMode; t: number; token: string; sequence: number; session: string }
+  | { type: 'granted'; client: string; op: number; resource: string; mode: LockMode; t: number; token: string; sequence: number; queueId: string; session: string }
   | { type: 'timed-out'; client: string; op: number; t: number }
   | { type: 'failed'; client: string; op: number; t: number; error: string }
   | { type: 'releasing'; client: string; op: number; t: number }
@@ -57,7 +57,13 @@ export interface WorkerConfig {
 }
 
 /** Harness -> worker messages. */
-export type HarnessMessage = { kind: 'start'; config: WorkerConfig } | { kind: 'stop' } | { kind: 'mark-next-create' };
+export type HarnessMessage =
+  | { kind: 'start'; config: WorkerConfig }
+  | { kind: 'stop' }
+  /** Tell the harness just before the next acquire (so it can kill the server right after the create). */
+  | { kind: 'mark-next-create' }
+  /** Make the next operation this one (what the injector needs to set a fault up). */
+  | { kind: 'next'; resource: string; mode: LockMode; holdMs: number };
 
 export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;

@@ -134,6 +134,22 @@ describe('connection faults against a real ZooKeeper', () => {
     await eventually(async () => (await childrenOf(holderConnection!, `${root}/s`)).length === 0, { what: 'no nodes' });
   });
 
+  it('a holder keeps its lock and its session through a server restart shorter than the session timeout', async () => {
+    const root = uniqueRoot('keep');
+    const connection = await connect({ sessionTimeoutMs: 4000 });
+    const id = connection.sessionId;
+    const states: string[] = [];
+    connection.onStateChange((state) => states.push(state));
+    const held = await new FairLock(connection, { rootPath: root }).acquire('k');
+    await zk.server!.stop();
+    await zk.server!.start();
+    await eventually(() => connection.state === 'connected', { what: 'the session to reconnect' });
+    expect(states).toEqual(['suspended', 'reconnected']);
+    expect(connection.sessionId).toBe(id);
+    expect(held.signal.aborted).toBe(false);
+    await held.release();
+  });
+
   it('an unreachable ZooKeeper fails connect with ZkConnectionError naming the connect string', async () => {
     const [port] = await freePorts(1);
     const connection = new ZkConnection({ connectionString: `127.0.0.1:${port}`, connectTimeoutMs: 500 });

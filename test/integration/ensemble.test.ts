@@ -49,4 +49,46 @@ describe('on a 3-node ensemble', () => {
       what: 'the old leader to rejoin',
     });
   });
+
+  it('keeps an idle session through its server being killed three times, and opens new sessions while a server is down', async () => {
+    const connection = await connectTo(ensemble.connectString);
+    const id = connection.sessionCredentials()!.id;
+    const states: string[] = [];
+    connection.onStateChange((state) => states.push(state));
+    for (let round = 0; round < 3; round++) {
+      const leader = await eventually(() => ensemble.leader().catch(() => undefined), { what: 'a leader' });
+      const server = await eventually(async () => {
+        for (const candidate of ensemble.servers) {
+          if (candidate.running && (await candidate.fourLetter('cons')).includes(`sid=0x${id}`)) return candidate;
+        }
+        return undefined;
+      }, { what: 'the server the session is on' });
+      // Killing the leader costs an election, during which no server serves anyone: kill a follower.
+      const victim = server!.id === leader!.id ? ensemble.servers.find((s) => s.id !== leader!.id)! : server!;
+      await victim.kill();
+      // While it is down, a new client whose connect string names it first still gets a session.
+      const fresh = await connectTo([victim.connectString, ...ensemble.servers.filter((s) => s !== victim).map((s) => s.connectString)].join(','));
+      expect(fresh.state).toBe('connected');
+      await eventually(() => connection.state === 'connected', { what: 'the idle session to reconnect' });
+      await victim.start();
+      await eventually(async () => /Mode: follower/.test(await victim.fourLetter('srvr')), { what: 'the server to rejoin' });
+    }
+    expect(states).not.toContain('lost');
+    expect(connection.sessionCredentials()!.id).toBe(id);
+  });
+
+  it('does not give up a session while the ensemble has no quorum, before the session timeout', async () => {
+    // Regression: a server without quorum accepts connections and closes them; the binding took ten
+    // such empty polls (well under a second) for an expired session and closed the handle, so every
+    // holder was told its lock was lost long before the session could have expired.
+    const connection = await connectTo(ensemble.connectString);
+    const states: string[] = [];
+    connection.onStateChange((state) => states.push(state));
+    const [a, b] = ensemble.servers;
+    await Promise.all([a!.stop(), b!.stop()]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(states).not.toContain('lost');
+    await Promise.all([a!.start(), b!.start()]);
+    await eventually(() => ensemble.leader().catch(() => undefined), { timeoutMs: 60_000, what: 'a leader' });
+  });
 });

@@ -8,7 +8,7 @@ function hold(client: string, op: number, mode: LockMode, granted: number, end: 
   const t = token.toString().padStart(20, '0');
   const events: ClientEvent[] = [
     { type: 'requested', client, op, resource, mode, t: granted - 1 },
-    { type: 'granted', client, op, resource, mode, t: granted, token: t, sequence, session: client },
+    { type: 'granted', client, op, resource, mode, t: granted, token: t, sequence, queueId: '1', session: client },
   ];
   if (options.lost) events.push({ type: 'lost', client, op, t: end, detail: 'expired' });
   else events.push({ type: 'releasing', client, op, t: end }, { type: 'released', client, op, t: end + 1 });

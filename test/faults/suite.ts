@@ -1,0 +1,116 @@
+/**
+ * One run of the fault suite: a 3-node ensemble, clients in their own processes, a list of faults
+ * (each once, or at random until enough acquisitions were made), then the checker's verdict and the
+ * figures.
+ */
+import { startZkEnsemble } from '../support/zk-server.js';
+import type { CheckResult } from './checker.js';
+import { FAULTS, inject } from './faults.js';
+import { FaultHarness, type HarnessOptions, type Leftovers } from './harness.js';
+
+export interface SuiteOptions extends Partial<HarnessOptions> {
+  /** Faults to inject in this order; default: every fault once. */
+  readonly faults?: readonly string[];
+  /** Soak: keep injecting random faults until the clients made this many acquisitions. */
+  readonly minAcquisitions?: number;
+  /** Quiet time between faults, ms. */
+  readonly settleMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface SuiteReport {
+  readonly result: CheckResult;
+  readonly leftovers: Leftovers;
+  readonly faultsRun: string[];
+  readonly durationMs: number;
+}
+
+export const DEFAULT_OPTIONS: HarnessOptions = {
+  clients: 5,
+  resources: { a: ['exclusive'], b: ['read', 'write', 'read', 'read'], c: ['exclusive', 'write', 'read'] },
+  sessionTimeoutMs: 2000,
+  waitTimeoutMs: 12_000,
+  holdMs: 6,
+  thinkMs: 4,
+  seed: 20261121,
+};
+
+export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteReport> {
+  const log = options.log ?? (() => undefined);
+  const started = performance.now();
+  const ensemble = await startZkEnsemble(3);
+  const harness = new FaultHarness(ensemble, { ...DEFAULT_OPTIONS, ...stripUndefined(options) });
+  const faultsRun: string[] = [];
+  try {
+    await harness.start();
+    await sleep(1000);
+    const settle = options.settleMs ?? 500;
+    const run = async (name: string): Promise<void> => {
+      log(`fault: ${name} (${harness.events.filter((e) => e.type === 'granted').length} acquisitions so far)`);
+      await withTimeout(inject(harness, name), 120_000, `fault ${name} did not complete within 120 s`);
+      faultsRun.push(name);
+      await sleep(settle);
+    };
+    for (const name of options.faults ?? Object.keys(FAULTS)) await run(name);
+    if (options.minAcquisitions) {
+      let seed = harness.options.seed;
+      const names = Object.keys(FAULTS);
+      for (;;) {
+        const acquisitions = harness.events.filter((e) => e.type === 'granted').length;
+        log(`acquisitions so far: ${acquisitions}`);
+        if (acquisitions >= options.minAcquisitions) break;
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        await run(names[seed % names.length]!);
+      }
+    }
+    log(`injector actions: ${harness.actions.filter((a) => !a.action.startsWith('fault:')).map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
+    const { result, leftovers } = await harness.finish();
+    return { result, leftovers, faultsRun, durationMs: performance.now() - started };
+  } catch (error) {
+    log(`failed; injector actions: ${harness.actions.map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
+    throw error;
+  } finally {
+    await ensemble.stop();
+  }
+}
+
+/** The figures, as the lines the suite prints. */
+export function describeReport(report: SuiteReport): string[] {
+  const { figures, violations } = report.result;
+  const stats = (values: number[]): string =>
+    values.length === 0 ? 'none observed' : `max ${Math.round(Math.max(...values))} ms, median ${Math.round(median(values))} ms (${values.length})`;
+  return [
+    `faults injected:        ${figures.faults} (${report.faultsRun.length} scenarios)`,
+    `acquisitions:           ${figures.acquisitions} (timeouts ${figures.timeouts}, failures ${figures.failures})`,
+    `fenced writes:          ${figures.writesAccepted} accepted, ${figures.writesRefused} refused (stale holders)`,
+    `excused overlaps:       ${figures.excusedOverlaps} (holders paused past their session)`,
+    `lost-signal delay:      ${stats(figures.lostSignalDelaysMs)} after SIGCONT`,
+    `takeover after crash:   ${stats(figures.takeoversMs)} from kill or pause to the next grant`,
+    `leftovers:              ${report.leftovers.nodes.length} nodes, ${report.leftovers.watches} watches`,
+    `violations:             ${violations.length}`,
+    ...violations.slice(0, 20).map((v) => `  - ${v}`),
+    `duration:               ${(report.durationMs / 1000).toFixed(1)} s`,
+  ];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
