@@ -21,7 +21,7 @@ export class LockContext {
   /** `scope:slot:resource` -> the lock this context holds and how many holders inside the context share it. */
   readonly held = new Map<string, HeldEntry>();
   /** Acquires in flight, so two holders in one context that ask at once share one ZooKeeper node. */
-  readonly pending = new Map<string, Promise<HeldLock>>();
+  readonly pending = new Map<string, { readonly lock: Promise<HeldLock>; readonly permits?: number }>();
 
   private ownerLabel: string | undefined;
 

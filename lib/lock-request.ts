@@ -2,6 +2,7 @@ import { InvalidOptionsError } from './errors.js';
 import type { LockSlot } from './lock-context.js';
 import type { AcquireOptions, LockKind } from './lock-handle.js';
 import { validateLockKind } from './recipes/lock-recipes.js';
+import { Stopper } from './recipes/stopper.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
 const MAX_OWNER_BYTES = 512;
@@ -53,4 +54,23 @@ export function validateWaitTimeout(value: unknown, option: string): number | un
     throw new InvalidOptionsError(option, `must be a number of milliseconds >= 0 (or absent to wait forever), got ${String(value)}`);
   }
   return value;
+}
+
+/** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
+export async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
+  const stopper = new Stopper(request.waitTimeoutMs, request.signal);
+  try {
+    return await Promise.race([
+      lock,
+      new Promise<never>((_, reject) => {
+        const stop = (): void => reject(stopper.signal.reason);
+        if (stopper.signal.aborted) stop();
+        else stopper.signal.addEventListener('abort', stop, { once: true });
+      }),
+    ]);
+  } catch (error) {
+    throw stopper.explain(error, request.resource);
+  } finally {
+    stopper.dispose();
+  }
 }

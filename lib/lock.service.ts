@@ -8,7 +8,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { IncompatibleLockError, InvalidOptionsError, LockLostError, LockServiceClosedError, LockUpgradeError } from './errors.js';
-import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
+import { checkRequest, type LockRequest, validateWaitTimeout, waitShared } from './lock-request.js';
 import { contextKey, currentLockContext, type LockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
@@ -228,27 +228,55 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
   private async obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
+    if (!context) {
+      if (this.closing) throw new LockServiceClosedError(request.resource);
+      return this.take(request, undefined, tryOnly);
+    }
     const key = contextKey(this.scope, request.slot, request.resource);
-    const joined = context && this.joinHeld(context, key, request);
+    // Synchronous unless there is something to wait for, so that an acquire registers itself as
+    // pending before the caller can start the next one (Promise.all of a write and a read).
+    const ownWrite = this.ownWriteFirst(context, request);
+    if (ownWrite) await ownWrite;
+    const joined = this.joinHeld(context, key, request);
     if (joined) return joined;
     if (this.closing) throw new LockServiceClosedError(request.resource);
-    if (!context) return this.take(request, undefined, tryOnly);
+    const shared = context.pending.get(key);
     if (tryOnly) {
+      if (shared) return null; // this context is still waiting for it: not free right now
       const lock = await this.take(request, context, true);
       return lock && ReentrantHandle.join(context, key, lock, request.kind.permits);
     }
-    // Two holders in one context asking at once share one queue entry.
-    let pending = context.pending.get(key);
-    if (!pending) {
-      const taking = this.take(request, context, false) as Promise<HeldLock>;
-      pending = taking;
-      context.pending.set(key, taking);
-      const clear = (): void => {
-        if (context.pending.get(key) === taking) context.pending.delete(key);
-      };
-      taking.then(clear, clear);
+    if (shared) {
+      // Two holders in one context asking at once share one queue entry (each within its own limits).
+      if (shared.permits !== request.kind.permits) {
+        throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${request.kind.permits}`);
+      }
+      return ReentrantHandle.join(context, key, await waitShared(shared.lock, request), request.kind.permits);
     }
-    return ReentrantHandle.join(context, key, await pending, request.kind.permits);
+    const taking = this.take(request, context, false) as Promise<HeldLock>;
+    context.pending.set(key, { lock: taking, permits: request.kind.permits });
+    const clear = (): void => {
+      if (context.pending.get(key)?.lock === taking) context.pending.delete(key);
+    };
+    taking.then(clear, clear);
+    return ReentrantHandle.join(context, key, await taking, request.kind.permits);
+  }
+
+  /**
+   * A read asked while the same context is still waiting for the write waits for that write first
+   * (then it is a downgrade, granted at once); a write asked while the context waits for the read
+   * could never be granted.
+   */
+  private ownWriteFirst(context: LockContext, request: LockRequest): Promise<unknown> | undefined {
+    if (request.slot === 'read') {
+      const write = context.pending.get(contextKey(this.scope, 'write', request.resource));
+      // The write's own failure is its caller's to report; this read then queues as any read would.
+      return write && waitShared(write.lock.catch(() => undefined), request);
+    }
+    if (request.slot === 'write' && context.pending.has(contextKey(this.scope, 'read', request.resource))) {
+      throw new LockUpgradeError(request.resource);
+    }
+    return undefined;
   }
 
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */

@@ -1,6 +1,7 @@
 import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
+import { ENTRY_KIND } from './queue-entry.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
 import type { SessionSource } from './lock-queue.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
@@ -89,7 +90,15 @@ class DowngradeLock extends QueueLock {
   }
 
   async takeUnder(writeLock: HeldLock, options: RecipeAcquireOptions): Promise<HeldLock> {
-    if (!writeLock.isHeld() || !writeLock.session) throw lostReason(writeLock);
+    const parent = `${this.pathOf(writeLock.resource)}/`;
+    const kind = writeLock.path.slice(parent.length, parent.length + 2);
+    if (!writeLock.path.startsWith(parent) || (kind !== `${ENTRY_KIND.write}-` && kind !== `${ENTRY_KIND.exclusive}-`)) {
+      throw new InvalidOptionsError(
+        'writeLock',
+        `downgrade needs a write or exclusive lock of this lock's own queue (${parent.slice(0, -1)}), got ${writeLock.path}`,
+      );
+    }
+    if (!writeLock.isHeld()) throw lostReason(writeLock);
     try {
       const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock);
       if (!writeLock.isHeld() && lock) {

@@ -82,7 +82,7 @@ export class SimpleLock implements LockRecipe {
         try {
           await created;
         } catch (error) {
-          const node = await read;
+          let node = await read;
           if (error instanceof ZkNoNodeError) {
             createSent = false;
             for (const ancestor of this.rootAncestors) await createIfMissing(session, ancestor, 'PERSISTENT', stop);
@@ -94,6 +94,8 @@ export class SimpleLock implements LockRecipe {
             continue;
           }
           if (!(error instanceof ZkNodeExistsError)) throw error;
+          // The read sent with the create failed (a dropped connection): read the holder again.
+          node ??= await this.readNode(session, path, stop);
           if (node && isOurs(node)) return grantOf(node); // an earlier create of ours, whose reply was lost
           createSent = false;
           if (node && node.stat.ephemeralOwner === '0') {
@@ -120,7 +122,9 @@ export class SimpleLock implements LockRecipe {
    * simple lock can take the name; one with entries means both kinds are in use.
    */
   private async clearQueueParent(session: ZkSessionApi, path: string, node: NodeData): Promise<void> {
-    if (node.stat.numChildren === 0) {
+    // Only a queue parent that has had lock nodes and has none now: never an empty node of another
+    // kind (say, another service's rootPath) that happens to have the same name.
+    if (node.stat.numChildren === 0 && node.stat.cversion > 0 && node.data.length === 0) {
       try {
         await session.delete(path);
         return;
@@ -129,7 +133,9 @@ export class SimpleLock implements LockRecipe {
         if (!(error instanceof ZkNotEmptyError)) throw error;
       }
     }
-    throw new IncompatibleQueueError('it is in use by a queue-based lock (fair, read/write or semaphore), so the simple lock cannot take it');
+    throw new IncompatibleQueueError(
+      'its node is a queue-based lock (fair, read/write or semaphore) in use, or a node that is not a lock, so the simple lock cannot take it',
+    );
   }
 
   private readNode(session: ZkSessionApi, path: string, stop: AbortSignal | undefined): Promise<NodeData | null> {

@@ -30,9 +30,9 @@ export interface CheckResult {
     failures: number;
     unfinished: number;
     faults: number;
-    /** Holds that overlapped a later one because their holder was paused past its session. */
+    /** Holds that overlapped a later one because their holder was paused past its session (or had it expired). */
     excusedOverlaps: number;
-    /** For each of those: ms from SIGCONT to the holder's lost signal. */
+    /** For each of those: ms from SIGCONT (or the expiry) to the holder's lost signal. */
     lostSignalDelaysMs: number[];
     /** For each killed or paused-past-session holder: ms from the fault to the next grant of its resource. */
     takeoversMs: number[];
@@ -115,7 +115,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
       for (let j = i + 1; j < list.length && list[j]!.granted < earlier.end; j++) {
         const later = list[j]!;
         if (!isWrite(earlier.mode) && !isWrite(later.mode)) continue; // readers share
-        const pause = pauses.find((p) => p.client === earlier.client && p.from < later.granted && p.to > earlier.granted);
+        const pause = pauses.find((p) => p.client === earlier.client && p.from <= later.granted && p.to >= earlier.granted);
         if (pause && earlier.lost !== undefined) {
           if (!excused.has(earlier.key)) lostSignalDelaysMs.push(Math.max(0, earlier.lost - pause.to));
           excused.add(earlier.key);
@@ -213,12 +213,16 @@ export function fencedStore(writes: readonly FencedWrite[]): { accepted: number;
   return { accepted, refused };
 }
 
+/**
+ * The windows in which a client's session could end without it knowing: a SIGSTOP until its SIGCONT,
+ * and the injector expiring its session on purpose (until the server confirmed it gone).
+ */
 function pausesOf(actions: readonly FaultAction[]): Pause[] {
   const pauses: Pause[] = [];
   const open = new Map<string, number>();
   for (const action of actions) {
-    if (action.action === 'pause-client') open.set(action.target!, action.t);
-    if (action.action === 'resume-client' && open.has(action.target!)) {
+    if (action.action === 'pause-client' || action.action === 'expire-session') open.set(action.target!, action.t);
+    if ((action.action === 'resume-client' || action.action === 'expire-session-done') && open.has(action.target!)) {
       pauses.push({ client: action.target!, from: open.get(action.target!)!, to: action.t });
       open.delete(action.target!);
     }

@@ -80,7 +80,10 @@ async function run(config: WorkerConfig): Promise<void> {
     lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
       once: true,
     });
-    const write = (): void => send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
+    // As a careful holder would: write only while the library has not said the lock is lost.
+    const write = (): void => {
+      if (!lock.signal.aborted) send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
+    };
     write();
     await sleep(directed?.holdMs ?? random() * config.holdMs);
     write();
@@ -94,5 +97,6 @@ async function run(config: WorkerConfig): Promise<void> {
     await sleep(random() * config.thinkMs);
   }
   connection.close();
-  send({ kind: 'done', client });
+  // Closing the IPC channel once the last message is out lets the process end.
+  process.send?.({ kind: 'done', client } satisfies WorkerMessage, () => process.disconnect());
 }

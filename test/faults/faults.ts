@@ -45,7 +45,7 @@ async function killServer(h: FaultHarness, server: ZkServer, label: string): Pro
 /** Pauses a client that holds a lock for `factor` session timeouts, then lets it go on. */
 function pauseHolder(factor: number): Fault {
   return async (h) => {
-    const client = pickClient(h, Math.round(factor * 10));
+    const client = pickClient(h, Math.round(factor * 2));
     await holdNext(h, client, 200);
     h.record('pause-client', client, `${factor}x session timeout`);
     process.kill(h.pid(client), 'SIGSTOP');
@@ -110,6 +110,7 @@ export const FAULTS: Record<string, Fault> = {
     if (!credentials) return;
     h.record('expire-session', client);
     await expireSession(h.ensemble.connectString, credentials, async () => (await h.ensemble.leader()).connectString);
+    h.record('expire-session-done', client);
     await sleep(h.options.sessionTimeoutMs);
   },
 

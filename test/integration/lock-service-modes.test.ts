@@ -65,6 +65,80 @@ describe('LockService modes, semaphores, several resources and inspect, on a rea
     await two.application.close();
   });
 
+  it('keeps a writer that queued before the downgrade waiting until the downgraded read is released', async () => {
+    const rootPath = uniqueRoot('downgradequeued');
+    const one = await service(rootPath);
+    const two = await service(rootPath);
+    const observer = await connect();
+    await inContext(async () => {
+      const write = await one.locks.acquire('doc', { mode: 'write' });
+      let writerHolds = false;
+      const writer = two.locks.acquire('doc', { mode: 'write' }).then((lock) => {
+        writerHolds = true;
+        return lock;
+      });
+      await queueLength(observer, `${rootPath}/doc`, 2);
+      const read = await one.locks.acquire('doc', { mode: 'read', waitTimeoutMs: 0 });
+      await write.release();
+      // The other writer is now at the head of the queue, yet the downgraded read keeps it out.
+      await queueLength(observer, `${rootPath}/doc`, 2);
+      await expect(two.locks.acquire('doc', { mode: 'read', waitTimeoutMs: 300 })).rejects.toBeInstanceOf(LockTimeoutError);
+      expect(writerHolds).toBe(false);
+      await read.release();
+      await (await writer).release();
+    });
+    expect(await childrenOf(observer, `${rootPath}/doc`)).toEqual([]);
+    await one.application.close();
+    await two.application.close();
+  });
+
+  it('inside one context, a read asked while the write is still awaited becomes a downgrade, and a write asked while the read is awaited fails at once', async () => {
+    const rootPath = uniqueRoot('pendingmodes');
+    const one = await service(rootPath);
+    const two = await service(rootPath);
+    const blocker = await two.locks.acquire('doc', { mode: 'write' });
+    await inContext(async () => {
+      const both = Promise.all([one.locks.acquire('doc', { mode: 'write' }), one.locks.acquire('doc', { mode: 'read', waitTimeoutMs: 60_000 })]);
+      await new Promise((r) => setTimeout(r, 100));
+      await blocker.release();
+      const [write, read] = await both;
+      expect(read.isHeld() && write.isHeld()).toBe(true);
+      await read.release();
+      await write.release();
+    });
+    const blocker2 = await two.locks.acquire('doc', { mode: 'write' });
+    await inContext(async () => {
+      const read = one.locks.acquire('doc', { mode: 'read' });
+      await new Promise((r) => setTimeout(r, 50));
+      await expect(one.locks.acquire('doc', { mode: 'write' })).rejects.toBeInstanceOf(LockUpgradeError);
+      await blocker2.release();
+      await (await read).release();
+    });
+    await one.application.close();
+    await two.application.close();
+  });
+
+  it('shares a pending acquire in one context only within each caller\'s own timeout, and not across permits', async () => {
+    const rootPath = uniqueRoot('sharedwait');
+    const one = await service(rootPath);
+    const two = await service(rootPath);
+    const blocker = await two.locks.acquire('doc');
+    const pool = await two.locks.semaphore('pool', { permits: 1 });
+    await inContext(async () => {
+      const patient = one.locks.acquire('doc');
+      await expect(one.locks.acquire('doc', { waitTimeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+      expect(await one.locks.tryAcquire('doc')).toBeNull();
+      const lease = one.locks.semaphore('pool', { permits: 1 });
+      await expect(one.locks.semaphore('pool', { permits: 2 })).rejects.toBeInstanceOf(IncompatibleLockError);
+      await blocker.release();
+      await pool.release();
+      await (await patient).release();
+      await (await lease).release();
+    });
+    await one.application.close();
+    await two.application.close();
+  });
+
   it('lets readers share with a downgraded read that was taken before them', async () => {
     const rootPath = uniqueRoot('downgradeshare');
     const one = await service(rootPath);

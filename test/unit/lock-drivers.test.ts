@@ -39,18 +39,22 @@ describe('read/write drivers', () => {
     expect(watched(exclusiveDriver.decide(queueOf('wx'), 1))).toEqual(['w1']);
   });
 
-  it('keeps a later writer waiting for a downgraded read, while readers pass it', () => {
-    // The write at the head was released; its holder keeps the downgraded read 'd' (sequence 3).
-    const queue = queueOf('wrd').slice(1);
-    expect(readDriver.decide(queue, 0).granted).toBe(true);
-    expect(downgradeReadDriver.decide(queue, 1).granted).toBe(true);
-    const writerAtHead = queueOf('wdr');
-    expect(watched(writeDriver.decide([writerAtHead[0]!, writerAtHead[1]!], 0))).toEqual(['d2']);
+  it('keeps a writer at the head waiting for a downgraded read, while readers pass it', () => {
+    // w1 was released by its holder, who keeps the downgraded read d4; w2 queued before the downgrade.
+    const queue = queueOf('wwrd').slice(1); // w2, r3, d4
+    expect(watched(writeDriver.decide(queue, 0))).toEqual(['d4']);
+    expect(watched(readDriver.decide(queue, 1))).toEqual(['w2']); // r3 came after w2: it waits (FIFO)
+    expect(downgradeReadDriver.decide(queue, 2).granted).toBe(true);
+    const readersFirst = queueOf('wrd').slice(1); // r2, d3: no writer left, the reader holds beside d3
+    expect(readDriver.decide(readersFirst, 0).granted).toBe(true);
+    expect(watched(exclusiveDriver.decide(queueOf('xd').slice(0), 0))).toEqual(['d2']);
   });
 
   it('refuses to share a queue with a semaphore', () => {
-    expect(() => readDriver.decide(queueOf('s', '3'), 0)).toThrow(IncompatibleQueueError);
-    expect(() => exclusiveDriver.decide(queueOf('xs', '3'), 0)).toThrow(/semaphore/);
+    expect(() => readDriver.decide(queueOf('sr', '3'), 1)).toThrow(IncompatibleQueueError);
+    expect(() => exclusiveDriver.decide(queueOf('sx', '3'), 1)).toThrow(/semaphore/);
+    // A newer entry of another kind is the newcomer's mistake: it does not fail the entries before it.
+    expect(readDriver.decide(queueOf('rs', '3'), 0).granted).toBe(true);
   });
 });
 
@@ -75,7 +79,8 @@ describe('semaphore driver', () => {
 
   it('refuses holders that disagree about the permits, and locks in the same queue', () => {
     expect(() => three.decide(queueOf('ss', '2'), 1)).toThrow(/3 permits .* uses 2/);
-    expect(() => three.decide(queueOf('x'), 0)).toThrow(/lock/);
+    expect(() => three.decide(queueOf('xs', '3'), 1)).toThrow(/lock/);
+    expect(three.decide(queueOf('ss', '3').concat(queueOf('ss', '2').slice(1)), 0).granted).toBe(true);
   });
 
   it('writes its permits into the node name', () => {
