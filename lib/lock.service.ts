@@ -15,6 +15,7 @@ import type { HeldLock } from './recipes/held-lock.js';
 import type { LockInspection } from './recipes/inspect.js';
 import { LockRecipes } from './recipes/lock-recipes.js';
 import { ReentrantHandle } from './reentrant-handle.js';
+import { ownerAcl } from './zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import {
@@ -53,6 +54,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private closing = false;
   private allReleased: (() => void) | undefined;
   private readonly shutdownGraceMs: number;
+  private readonly rootAclCheck: 'warn' | 'error' | 'off';
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
@@ -63,16 +65,30 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.ownsConnection = !options.connection;
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
+    if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
+      throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${String(options.rootAclCheck)}`);
+    }
+    this.rootAclCheck = options.rootAclCheck ?? 'warn';
+    const digest = this.connection.digest;
     this.recipes = new LockRecipes(this.connection, {
       rootPath: options.rootPath,
+      acl: options.acl ?? (digest ? ownerAcl(digest) : undefined),
       connectWaitMs: this.connection.connectTimeoutMs,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
   }
 
-  /** Connects to ZooKeeper; start-up fails with ZkConnectionError when it cannot. */
+  /**
+   * Connects to ZooKeeper (start-up fails with ZkConnectionError when it cannot), then checks the
+   * ACL of rootPath (see rootAclCheck).
+   */
   async onModuleInit(): Promise<void> {
     await this.connection.connect();
+    if (this.rootAclCheck === 'off') return;
+    const problem = await this.recipes.rootAclProblem(this.connection.digest);
+    if (!problem) return;
+    if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
+    this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
   }
 
   /**

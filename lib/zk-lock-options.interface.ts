@@ -1,3 +1,4 @@
+import type { ZkAcl } from './zookeeper/zk-acl.js';
 import type { ZkConnection, ZkConnectionOptions } from './zookeeper/zk-connection.js';
 
 /**
@@ -33,4 +34,17 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * @default 5000
    */
   shutdownGraceMs?: number;
+  /**
+   * ACL for the paths the library creates (rootPath and each lock's parent; whoever may DELETE on a
+   * parent may delete its lock nodes). Absent: with `digest`, all rights for that identity and read
+   * for everyone; without it, open (ZooKeeper's default).
+   */
+  acl?: ZkAcl[];
+  /**
+   * At start-up, check that the ACL of rootPath lets no one but this client's digest identity create
+   * or delete there: `'warn'` logs what is wrong, `'error'` fails start-up with InvalidOptionsError,
+   * `'off'` skips the check. (A missing rootPath is created then, with the ACL above.)
+   * @default 'warn'
+   */
+  rootAclCheck?: 'warn' | 'error' | 'off';
 }

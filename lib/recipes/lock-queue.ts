@@ -1,5 +1,6 @@
 import { ZkConnectionLossError, ZkNoChildrenForEphemeralsError, ZkNoNodeError, ZkNodeExistsError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
+import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
@@ -70,6 +71,8 @@ export class LockQueue {
     private readonly sessions: SessionSource,
     rootPath: string,
     readonly remover: NodeRemover,
+    /** The ACL given to the paths this queue creates (rootPath and the lock parents); open when absent. */
+    private readonly acl?: readonly ZkAcl[],
   ) {
     this.rootAncestors = pathPrefixes(rootPath);
   }
@@ -206,24 +209,35 @@ export class LockQueue {
    */
   private async ensureParent(session: ZkSessionApi, parent: string, stop: AbortSignal): Promise<void> {
     try {
-      await createIfMissing(session, parent, 'CONTAINER', stop);
+      await createIfMissing(session, parent, 'CONTAINER', stop, this.acl);
       return;
     } catch (error) {
       if (!(error instanceof ZkNoNodeError)) throw error;
     }
-    for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop);
-    await createIfMissing(session, parent, 'CONTAINER', stop);
+    for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop, this.acl);
+    await createIfMissing(session, parent, 'CONTAINER', stop, this.acl);
   }
 }
 
-/** Creates a node unless it exists, retrying through connection loss. */
-export function createIfMissing(session: ZkSessionApi, path: string, mode: 'PERSISTENT' | 'CONTAINER', stop: AbortSignal): Promise<void> {
-  return untilAnswered(session, stop, () =>
+/**
+ * Creates a node unless it exists, retrying through connection loss, and gives a node it created
+ * `acl` (the binding can only create open nodes: the ACL follows in the next request).
+ */
+export async function createIfMissing(
+  session: ZkSessionApi,
+  path: string,
+  mode: 'PERSISTENT' | 'CONTAINER',
+  stop: AbortSignal,
+  acl?: readonly ZkAcl[],
+): Promise<void> {
+  const created = await untilAnswered(session, stop, () =>
     session.create(path, '', mode).then(
-      () => undefined,
+      () => true,
       (error: unknown) => {
         if (!(error instanceof ZkNodeExistsError)) throw error;
+        return false;
       },
     ),
   );
+  if (created && acl) await untilAnswered(session, stop, () => session.setAcl(path, acl));
 }

@@ -2,7 +2,9 @@ import { InvalidOptionsError } from '../errors.js';
 import type { LockKind } from '../lock-handle.js';
 import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
-import type { SessionSource } from './lock-queue.js';
+import { createIfMissing, type SessionSource } from './lock-queue.js';
+import { pathPrefixes } from '../zookeeper/paths.js';
+import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
 import { SimpleLock } from './simple-lock.js';
@@ -50,6 +52,26 @@ export class LockRecipes {
   /** A read lock under a held write or exclusive lock. */
   downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock> {
     return this.readWrite.downgrade(writeLock, options);
+  }
+
+  /**
+   * Checks who may create or delete lock nodes under rootPath. A missing rootPath is created now,
+   * with the configured ACL. Returns what is wrong, or undefined.
+   */
+  async rootAclProblem(ownerDigest: string | undefined): Promise<string | undefined> {
+    const { rootPath, acl } = this.runtime;
+    const session = await this.runtime.sessions.session();
+    for (const path of pathPrefixes(rootPath)) await createIfMissing(session, path, 'PERSISTENT', AbortSignal.timeout(this.runtime.connectWaitMs), acl);
+    const current = await session.getAcl(rootPath);
+    const strangers = strangersWhoMayWrite(current, ownerDigest && digestId(ownerDigest));
+    if (strangers.length === 0) return undefined;
+    const who = strangers.map((entry) => `${entry.scheme}:${entry.id}`).join(', ');
+    return (
+      `the ACL of rootPath ${rootPath} lets ${who} create or delete nodes there, so any such client can ` +
+      (ownerDigest
+        ? 'take or break locks; set its ACL to the digest identity (setAcl), or use a new rootPath, which is created protected'
+        : 'take or break locks; set the digest option so that lock paths are created protected (a new rootPath, or fix the ACL of this one)')
+    );
   }
 
   inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {

@@ -1,5 +1,6 @@
 import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
 import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
+import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { HeldLock } from './held-lock.js';
 import { LockQueue, type QueueGrant, type SessionSource } from './lock-queue.js';
 import { NodeRemover } from './node-remover.js';
@@ -16,6 +17,11 @@ export interface RecipeOptions {
    * @default 10000
    */
   connectWaitMs?: number;
+  /**
+   * ACL for the paths the recipes create (rootPath and each lock's parent). Absent: open, as the
+   * binding creates every node. LockService sets it from the `digest` option.
+   */
+  acl?: readonly ZkAcl[];
 }
 
 export interface RecipeAcquireOptions {
@@ -45,6 +51,7 @@ export class RecipeRuntime {
   readonly remover: NodeRemover;
   readonly queue: LockQueue;
   readonly connectWaitMs: number;
+  readonly acl: readonly ZkAcl[] | undefined;
 
   constructor(
     readonly sessions: SessionSource,
@@ -52,7 +59,8 @@ export class RecipeRuntime {
   ) {
     this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
     this.remover = new NodeRemover(options.onBackgroundError);
-    this.queue = new LockQueue(sessions, this.rootPath, this.remover);
+    this.acl = options.acl;
+    this.queue = new LockQueue(sessions, this.rootPath, this.remover, options.acl);
     this.connectWaitMs = options.connectWaitMs ?? 10_000;
   }
 

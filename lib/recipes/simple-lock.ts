@@ -85,7 +85,7 @@ export class SimpleLock implements LockRecipe {
           let node = await read;
           if (error instanceof ZkNoNodeError) {
             createSent = false;
-            for (const ancestor of this.rootAncestors) await createIfMissing(session, ancestor, 'PERSISTENT', stop);
+            for (const ancestor of this.rootAncestors) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
             continue;
           }
           if (error instanceof ZkConnectionLossError) {

@@ -1,6 +1,6 @@
 import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError } from '../errors.js';
 import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
-import { ZkError } from '../zookeeper/zk-errors.js';
+import { ZkError, ZkNoAuthError } from '../zookeeper/zk-errors.js';
 import { IncompatibleQueueError } from './lock-driver.js';
 
 const TIMED_OUT = Symbol('timed out');
@@ -36,6 +36,13 @@ export class Stopper {
     }
     if (error instanceof ZkLockError) return error;
     if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
+    if (error instanceof ZkNoAuthError) {
+      return new LockOperationError(
+        resource,
+        `${error.message}: the ACL of the lock's path does not let this client in; connect with the digest identity that owns rootPath (the digest option), or use another rootPath`,
+        { cause: error },
+      );
+    }
     if (error instanceof ZkError) return new LockOperationError(resource, error.message, { cause: error });
     return error;
   }

@@ -25,6 +25,12 @@ export interface ZkStat {
 }
 
 type Done = (rc: number, message: string) => void;
+/** An ACL entry as the binding returns it. */
+export interface NativeAcl {
+  perms: number;
+  scheme: string;
+  auth: string;
+}
 /** Watch callback: type (1 created, 2 deleted, 3 changed, 4 child, -1 session), state, path. */
 export type NativeWatcher = (type: number, state: number, path: string) => void;
 
@@ -41,6 +47,9 @@ export interface NativeHandle {
   a_set(path: string, data: Buffer, version: number, cb: (rc: number, msg: string, stat: ZkStat) => void): number;
   a_delete_(path: string, version: number, cb: Done): number;
   add_auth(scheme: string, auth: string, cb: Done): number;
+  a_get_acl(path: string, cb: (rc: number, msg: string, acl: NativeAcl[] | null, stat: ZkStat | null) => void): number;
+  /** The binding reads `perm` (not `perms`) from each entry. */
+  a_set_acl(path: string, version: number, acl: { scheme: string; auth: string; perm: number }[], cb: Done): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;

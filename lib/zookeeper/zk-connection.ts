@@ -1,6 +1,7 @@
 import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
+import { validateDigest } from './zk-acl.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 
 /** Options of one ZooKeeper connection. */
@@ -24,6 +25,13 @@ export interface ZkConnectionOptions {
    * @default 'off'
    */
   clientLogLevel?: ClientLogLevel;
+  /**
+   * Digest credential, `user:password`, added to every session this connection opens (before any
+   * other request). With it, the lock paths this library creates get an ACL that lets only this
+   * identity create and delete lock nodes (everyone may read). ZooKeeper sends it in clear text:
+   * use it on a trusted network or through a TLS tunnel.
+   */
+  digest?: string;
 }
 
 /**
@@ -59,6 +67,8 @@ export class ZkConnection {
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly clientLogLevel: ClientLogLevel;
+  /** The digest credential, if any (never logged). */
+  readonly digest: string | undefined;
   private client: NativeClient | undefined;
   private current: ZkSession | undefined;
   private sessionWaiters = new Set<() => void>();
@@ -75,6 +85,7 @@ export class ZkConnection {
     this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
     this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.clientLogLevel = options.clientLogLevel ?? 'off';
+    this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
@@ -224,6 +235,9 @@ export class ZkConnection {
         cause: started,
       });
     }
+    // Queued by the C client ahead of every request, and sent again after each reconnect. A digest
+    // is never refused: a wrong password is merely another identity, which the ACLs then refuse.
+    if (this.digest) client.native.add_auth('digest', this.digest, () => undefined);
     return client;
   }
 

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
 import { waitInSet } from './waiters.js';
+import type { ZkAcl } from './zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
@@ -39,6 +40,10 @@ export interface ZkSessionApi {
   getChildren(path: string): Promise<ChildList>;
   /** Reads a node without watching it. Rejects with ZkNoNodeError when it does not exist. */
   getData(path: string): Promise<NodeData>;
+  /** A node's ACL. */
+  getAcl(path: string): Promise<ZkAcl[]>;
+  /** Replaces a node's ACL (any version). */
+  setAcl(path: string, acl: readonly ZkAcl[]): Promise<void>;
   /** Overwrites a node's data (any version). Setting it fires the watches on the node. */
   setData(path: string, data: Buffer): Promise<void>;
   /**
@@ -136,6 +141,17 @@ export class ZkSession implements ZkSessionApi {
     return this.call<NodeData>('getData', path, (done) =>
       this.handle.a_get(path, false, (rc, _msg, stat, data) => done(rc, { data: data ?? EMPTY_DATA, stat })),
     );
+  }
+
+  getAcl(path: string): Promise<ZkAcl[]> {
+    return this.call<ZkAcl[]>('getAcl', path, (done) =>
+      this.handle.a_get_acl(path, (rc, _msg, acl) => done(rc, (acl ?? []).map((e) => ({ scheme: e.scheme, id: e.auth, perms: e.perms })))),
+    );
+  }
+
+  setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {
+    const native = acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
+    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, native, (rc) => done(rc, undefined)));
   }
 
   setData(path: string, data: Buffer): Promise<void> {

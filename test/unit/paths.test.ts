@@ -1,32 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, InvalidResourceNameError } from '../../lib/errors.js';
 import { MAX_RESOURCE_BYTES, decodeResource, encodeResource, validateRootPath } from '../../lib/zookeeper/paths.js';
+import { randomName, seeded } from '../support/names.js';
 
 /** What ZooKeeper's PathUtils refuses inside a path component. */
 const ZK_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff/]/;
-
-function randomName(random: () => number): string {
-  const pools = [
-    () => String.fromCharCode(Math.floor(random() * 128)),
-    () => String.fromCodePoint(0x80 + Math.floor(random() * 0x2000)),
-    () => String.fromCodePoint(0x1f600 + Math.floor(random() * 80)),
-    () => ['/', '..', '.', '%', '%2F', '\u0000', '\ufeff', '\u202e', 'é', 'é'][Math.floor(random() * 10)]!,
-  ];
-  let name = '';
-  const length = 1 + Math.floor(random() * 24);
-  for (let i = 0; i < length; i++) name += pools[Math.floor(random() * pools.length)]!();
-  return name;
-}
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('resource names become one safe, injective path component', () => {
   it('keeps ordinary names readable', () => {
