@@ -69,7 +69,7 @@ describe('on a 3-node ensemble', () => {
       // While it is down, a new client whose connect string names it first still gets a session.
       const fresh = await connectTo([victim.connectString, ...ensemble.servers.filter((s) => s !== victim).map((s) => s.connectString)].join(','));
       expect(fresh.state).toBe('connected');
-      await eventually(() => connection.state === 'connected', { what: 'the idle session to reconnect' });
+      await eventually(() => connection.state === 'connected', { timeoutMs: 30_000, what: 'the idle session to reconnect' });
       await victim.start();
       await eventually(async () => /Mode: follower/.test(await victim.fourLetter('srvr')), { what: 'the server to rejoin' });
     }
