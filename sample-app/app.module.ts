@@ -18,6 +18,8 @@ import { ReportJob } from './report.job.js';
       useFactory: (config: ConfigService) => ({
         connectionString: config.getOrThrow<string>('ZK_CONNECT'),
         rootPath: '/demo-locks',
+        // Lock paths are created so that only this identity may create or delete lock nodes.
+        digest: config.get<string>('ZK_DIGEST') ?? 'sample-app:demo-only-secret',
         shutdownGraceMs: Number(config.get<string>('SHUTDOWN_GRACE_MS') ?? 5000),
       }),
     }),
