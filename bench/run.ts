@@ -31,6 +31,8 @@ const SESSION_TIMEOUT_MS = 20 * TICK_MS;
 const SERVER_JVM_FLAGS = ['-Xms512m', '-Xmx512m'];
 /** ZooKeeper's own default: empty lock parents are reaped once a minute, not every 200 ms as in the tests. */
 const CONTAINER_CHECK_MS = 60_000;
+/** The herd and heap workloads open more than the default 60 connections from 127.0.0.1. */
+const SERVER_CONFIG = ['maxClientCnxns=0'];
 
 const servers: ZkServer[] = [];
 
@@ -40,6 +42,7 @@ async function startServer(dataDirParent: string): Promise<ZkServer> {
     dataDirParent,
     jvmFlags: SERVER_JVM_FLAGS,
     containerCheckIntervalMs: CONTAINER_CHECK_MS,
+    extraConfig: SERVER_CONFIG,
   });
   servers.push(server);
   return server;
@@ -153,6 +156,7 @@ async function main(): Promise<number> {
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
       jvmFlags: SERVER_JVM_FLAGS,
       containerCheckIntervalMs: CONTAINER_CHECK_MS,
+      config: SERVER_CONFIG,
     },
     results,
     failures,

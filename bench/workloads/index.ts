@@ -1,6 +1,8 @@
 /** Every workload, in the order a full run runs them. `--only` picks by id. */
 import type { BenchContext } from '../support/context.js';
 import type { WorkloadResult } from '../support/report.js';
+import { runContention } from './contention.js';
+import { runHerd } from './herd.js';
 import { runUncontended } from './uncontended.js';
 
 export interface Workload {
@@ -33,5 +35,40 @@ export const WORKLOADS: Workload[] = [
         'uncontended-disk',
         ctx.quick ? { warmup: 300, rewarm: 20, cycles: 100, rounds: 2 } : { warmup: 3000, rewarm: 100, cycles: 800, rounds: 5 },
       ),
+  },
+  {
+    id: 'sessions',
+    description: '8 client sessions in 8 processes contending on one lock, vs Curator in 8 JVMs',
+    run: (ctx) =>
+      runContention(ctx, {
+        id: 'sessions',
+        title: '8 sessions (8 processes) contending on one lock',
+        processes: 8,
+        callersPerProcess: 1,
+        ...(ctx.quick
+          ? { warmupCycles: 300, warmupMs: 500, durationMs: 1000, rounds: 2 }
+          : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
+        minRateVsCurator: 1.25,
+        maxRequestsPerCycle: 5,
+      }),
+  },
+  {
+    id: 'callers',
+    description: '64 concurrent async callers in one process on one lock, vs 64 Curator threads on one client',
+    run: (ctx) =>
+      runContention(ctx, {
+        id: 'callers',
+        title: '64 concurrent callers in one process (one session) on one lock',
+        processes: 1,
+        callersPerProcess: 64,
+        ...(ctx.quick
+          ? { warmupCycles: 300, warmupMs: 500, durationMs: 1000, rounds: 2 }
+          : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
+      }),
+  },
+  {
+    id: 'herd',
+    description: '100 waiters released one at a time: notifications and requests per release, vs the naive recipe',
+    run: (ctx) => runHerd(ctx, { waiters: 100, rounds: ctx.quick ? 1 : 3 }),
   },
 ];

@@ -68,6 +68,8 @@ export interface ZkServerOptions {
   jvmFlags?: string[];
   /** How often empty container nodes are reaped, in ms (ZooKeeper's own default is 60000). @default 200 */
   containerCheckIntervalMs?: number;
+  /** More zoo.cfg lines, `key=value` (e.g. `maxClientCnxns=0` for more than 60 sessions from 127.0.0.1). */
+  extraConfig?: string[];
 }
 
 const TEST_JVM_FLAGS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
@@ -160,6 +162,7 @@ class JavaZkServer implements ZkServer {
         '4lw.commands.whitelist=*',
         'admin.enableServer=false',
         ...(this.peers ? [...this.peers, 'electionPortBindRetry=3'] : []),
+        ...(this.options.extraConfig ?? []),
         '',
       ].join('\n'),
     );
