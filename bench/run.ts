@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startZkServer, type ZkServer } from '../test/support/zk-server.js';
 import { parseArgs, USAGE } from './support/args.js';
@@ -66,12 +66,15 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (args.list) {
-    for (const w of WORKLOADS) console.log(`${w.id.padEnd(18)} ${w.description}`);
+    for (const w of WORKLOADS) console.log(`${w.id.padEnd(18)} ${w.description}${w.pending ? `\n${''.padEnd(18)} PENDING: ${w.pending}` : ''}`);
     return 0;
   }
   const unknown = (args.only ?? []).filter((id) => !WORKLOADS.some((w) => w.id === id));
   if (unknown.length > 0) throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.id).join(', ')}\n${USAGE}`);
-  const selected = WORKLOADS.filter((w) => !args.only || args.only.includes(w.id));
+  const picked = WORKLOADS.filter((w) => !args.only || args.only.includes(w.id));
+  const pending = picked.filter((w) => w.pending);
+  for (const w of pending) console.error(`bench: ${w.id} is pending, not run: ${w.pending}`);
+  const selected = picked.filter((w) => !w.pending);
   const started = Date.now();
 
   let curator: CuratorSetup | undefined;
@@ -109,6 +112,17 @@ async function main(): Promise<number> {
   };
   const zookeeperVersion = (await server.fourLetter('srvr')).match(/Zookeeper version: ([^,\s]+)/)?.[1] ?? 'unknown';
   const clientVersion = JSON.parse(readFileSync(join(repoRoot, 'node_modules/zookeeper/package.json'), 'utf8')).version as string;
+  // The machine is shared: a busy start is worth a warning, and the load during the run is recorded.
+  const busy = loadavg()[0]! > cpus().length * 0.75;
+  if (busy) {
+    console.error(
+      `bench: WARNING: the load average is ${loadavg()[0]!.toFixed(2)} on ${cpus().length} cores before anything started: ` +
+        'something else is running, and the figures will be noisy and not comparable.',
+    );
+  }
+  let loadMax = loadavg()[0]!;
+  const loadSampler = setInterval(() => (loadMax = Math.max(loadMax, loadavg()[0]!)), 5000);
+  loadSampler.unref();
   const machine = describeMachine(zookeeperVersion, curator?.version ?? `not run: ${curatorMissing}`, `zookeeper ${clientVersion} (npm, the C client)`);
 
   // The server's JIT warms up before anything is measured, whichever workloads were picked.
@@ -142,14 +156,19 @@ async function main(): Promise<number> {
   for (const check of checks) console.log(`  [${checkMark(check)}] ${check.workload}: ${check.target}: ${check.measured}`);
   for (const failure of failures) console.log(`  [FAILED] ${failure.id}: the workload did not complete`);
 
+  clearInterval(loadSampler);
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   const report = {
     generatedAt: new Date().toISOString(),
     command,
     quick: args.quick,
     workloadsRun: selected.map((w) => w.id),
+    workloadsPending: pending.map((w) => ({ id: w.id, why: w.pending })),
     durationSeconds: Math.round((Date.now() - started) / 1000),
     machine,
+    /** Highest 1-minute load average seen during the run (the benchmark's own processes count too). */
+    loadMax: Math.round(loadMax * 100) / 100,
+    startedBusy: busy,
     server: {
       storage: serverStorage,
       tickMs: TICK_MS,

@@ -88,12 +88,14 @@ public final class CuratorBench {
   }
 
   /**
-   * `callers` threads (one shared InterProcessMutex, as an application shares one per lock) loop
+   * `callers` threads (one shared InterProcessMutex, as an application shares one per lock, or with
+   * `mutexes=own` one each) loop
    * acquire+release on one lock from wall-clock `startAt` for `durationMs`. A cycle counts when its
    * release completed inside the window; `waitsNs` are acquire latencies of counted cycles.
    */
   private static void contend(Map<String, String> opts) throws Exception {
-    InterProcessMutex lock = mutex(opts.get("path"));
+    String path = opts.get("path");
+    boolean own = "own".equals(opts.get("mutexes"));
     int callers = Integer.parseInt(opts.get("callers"));
     long startAt = Long.parseLong(opts.get("startAt"));
     long durationMs = Long.parseLong(opts.get("durationMs"));
@@ -110,6 +112,7 @@ public final class CuratorBench {
       long[] waits = new long[1 << 16];
       perThread.add(waits);
       int index = t;
+      InterProcessMutex lock = own ? new InterProcessMutex(client, path) : mutex(path);
       threads[t] = new Thread(() -> {
         try {
           int n = 0;

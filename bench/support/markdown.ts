@@ -14,6 +14,8 @@ interface Report {
   command: string;
   durationSeconds: number;
   machine: MachineInfo;
+  loadMax: number;
+  startedBusy: boolean;
   server: { storage: string; tickMs: number; sessionTimeoutMs: number; jvmFlags: string[]; containerCheckIntervalMs: number };
   results: WorkloadResult[];
   failures: { id: string; error: string }[];
@@ -35,7 +37,7 @@ export function renderResults(report: Report): string {
     `| ZooKeeper server | ${m.zookeeper} (Debian), standalone, data on ${report.server.storage}, JVM ${report.server.jvmFlags.join(' ')} |`,
     `| ZooKeeper client | ${m.zookeeperClient} |`,
     `| Curator | ${m.curator} (Debian libcurator-recipes-java) |`,
-    `| load average at start | ${m.loadAtStart} |`,
+    `| load average | ${m.loadAtStart} at start, at most ${report.loadMax} during the run (the benchmark's own processes included)${report.startedBusy ? '; **the machine was busy when the run started: figures are noisy**' : ''} |`,
     '',
     '**Targets**',
     '',

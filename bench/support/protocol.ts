@@ -11,7 +11,8 @@
  *   windowNs, waitsNs[] }`: c concurrent callers loop acquire+release on one lock during the window;
  *   a cycle counts when its release completed inside the window; `allCycles` adds the ones still in
  *   flight when it closed (their requests reach the server too); `waitsNs` are the acquire
- *   latencies of the counted cycles.
+ *   latencies of the counted cycles. Optional `mutexes=own` (Curator only): each caller thread gets
+ *   its own InterProcessMutex instead of sharing one.
  * - `quit` -> `{ ok }`
  */
 export interface UncontendedAnswer {
@@ -30,12 +31,12 @@ export interface ContendAnswer {
 export type Command =
   | { name: 'connect'; connect: string; sessionTimeoutMs: number }
   | { name: 'uncontended'; path: string; cycles: number }
-  | { name: 'contend'; path: string; callers: number; startAt: number; durationMs: number }
+  | { name: 'contend'; path: string; callers: number; startAt: number; durationMs: number; mutexes?: 'shared' | 'own' }
   | { name: 'quit' };
 
 export function formatCommand(command: Command): string {
   const { name, ...options } = command;
-  const words = Object.entries(options).map(([key, value]) => {
+  const words = Object.entries(options).filter(([, value]) => value !== undefined).map(([key, value]) => {
     const text = String(value);
     if (/\s/.test(text)) throw new Error(`protocol values cannot hold spaces: ${key}=${JSON.stringify(text)}`);
     return `${key}=${text}`;
@@ -66,7 +67,14 @@ export function parseCommand(line: string): Command {
     case 'uncontended':
       return { name, path: str('path'), cycles: num('cycles') };
     case 'contend':
-      return { name, path: str('path'), callers: num('callers'), startAt: num('startAt'), durationMs: num('durationMs') };
+      return {
+        name,
+        path: str('path'),
+        callers: num('callers'),
+        startAt: num('startAt'),
+        durationMs: num('durationMs'),
+        mutexes: options.mutexes === 'own' ? 'own' : 'shared',
+      };
     case 'quit':
       return { name };
     default:

@@ -27,13 +27,18 @@ export interface ContentionSettings {
   warmupMs: number;
   durationMs: number;
   rounds: number;
+  /** Also run Curator with one InterProcessMutex per caller thread (its shared mutex wakes every thread on each change). */
+  curatorOwnMutexes?: boolean;
   /** Targets against Curator, if any. */
   minRateVsCurator?: number;
   maxRequestsPerCycle?: number;
 }
 
-const LABELS: Partial<Record<Impl, string>> = {
+type Variant = Impl | 'curator-own';
+
+const LABELS: Partial<Record<Variant, string>> = {
   curator: 'Curator InterProcessMutex',
+  'curator-own': 'Curator, one InterProcessMutex per thread',
   lockservice: 'ours: LockService',
 };
 
@@ -48,16 +53,22 @@ interface RoundFigures {
 }
 
 export async function runContention(ctx: BenchContext, s: ContentionSettings): Promise<WorkloadResult> {
-  const impls: Impl[] = [...(ctx.curator ? (['curator'] as const) : []), 'lockservice'];
-  const groups = new Map<Impl, LineWorker[]>();
+  const curators: Variant[] = ctx.curator ? (s.curatorOwnMutexes ? ['curator', 'curator-own'] : ['curator']) : [];
+  const impls: Variant[] = [...curators, 'lockservice'];
+  const groups = new Map<Variant, LineWorker[]>();
   const server = ctx.server;
-  const lockPath = (impl: Impl): string => `/bench-${s.id}/${impl}`;
+  const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
+  const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
   try {
     ctx.log(`${s.id}: starting ${s.processes} process(es) per implementation`);
     for (const impl of impls) {
       groups.set(
         impl,
-        await Promise.all(Array.from({ length: s.processes }, (_, i) => connectedWorker(ctx, server, impl, `${impl}-${s.id}-${i + 1}`))),
+        await Promise.all(
+          Array.from({ length: s.processes }, (_, i) =>
+            connectedWorker(ctx, server, impl === 'curator-own' ? 'curator' : impl, `${impl}-${s.id}-${i + 1}`),
+          ),
+        ),
       );
     }
     ctx.log(`${s.id}: warm-up`);
@@ -66,14 +77,14 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       await Promise.all(
         workers.map((w, i) => w.ask<UncontendedAnswer>({ name: 'uncontended', path: `/bench-${s.id}-warm/${impl}-${i}`, cycles: s.warmupCycles })),
       );
-      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs);
+      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl));
     }
-    const rounds = new Map<Impl, RoundFigures[]>(impls.map((impl) => [impl, []]));
+    const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
     for (let round = 0; round < s.rounds; round++) {
       ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
       for (const impl of rotate(impls, round)) {
         const before = await readCounters(server.clientPort);
-        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs);
+        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs, mutexes(impl));
         const after = await readCounters(server.clientPort);
         const counted = answers.reduce((sum, a) => sum + a.cycles, 0);
         const all = answers.reduce((sum, a) => sum + a.allCycles, 0);
@@ -97,19 +108,19 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
 }
 
 /** Every worker runs the same window, starting at the same wall-clock instant. */
-function window(workers: LineWorker[], path: string, callers: number, durationMs: number): Promise<ContendAnswer[]> {
+function window(workers: LineWorker[], path: string, callers: number, durationMs: number, mutexes?: 'own'): Promise<ContendAnswer[]> {
   const startAt = Date.now() + 300;
   return Promise.all(
-    workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs }, durationMs + 120_000)),
+    workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs, mutexes }, durationMs + 120_000)),
   );
 }
 
-function summarise(ctx: BenchContext, s: ContentionSettings, impls: Impl[], rounds: Map<Impl, RoundFigures[]>): WorkloadResult {
-  const of = (impl: Impl, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
+function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], rounds: Map<Variant, RoundFigures[]>): WorkloadResult {
+  const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
   const hasCurator = impls.includes('curator');
-  const rateRatio = hasCurator
-    ? figure(rounds.get('lockservice')!.map((r, i) => r.rate / rounds.get('curator')![i]!.rate))
-    : undefined;
+  const vsCurator = (impl: Variant): Figure | undefined =>
+    hasCurator ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator')![i]!.rate)) : undefined;
+  const rateRatio = vsCurator('lockservice');
   const rows = impls.map((impl) => ({
     subject: LABELS[impl]!,
     cells: {
@@ -119,7 +130,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Impl[], roun
       requests: of(impl, 'requestsPerCycle'),
       notifications: of(impl, 'notificationsPerCycle'),
       evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
-      vsCurator: impl === 'lockservice' ? rateRatio : impl === 'curator' ? 1 : undefined,
+      vsCurator: vsCurator(impl),
     },
   }));
   const checks: Check[] = [];
