@@ -129,7 +129,7 @@ async function main(): Promise<number> {
   log('warming the server up');
   const warm = await connectedWorker(ctx, server, 'raw-pipelined', 'server-warm-up');
   try {
-    await warm.ask({ name: 'uncontended', path: '/bench-server-warm-up', cycles: args.quick ? 1000 : 10_000 });
+    await warm.ask({ name: 'uncontended', path: '/bench-server-warm-up', cycles: args.quick ? 300 : 10_000 });
   } finally {
     await stopWorkers([warm]);
   }
@@ -145,6 +145,7 @@ async function main(): Promise<number> {
       console.log(`\n${formatText(result)}\n`);
       log(`${workload.id} took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     } catch (error) {
+      if (stopping) break; // interrupted: the workers were killed under it
       const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
       failures.push({ id: workload.id, error: text });
       console.error(`bench: workload ${workload.id} FAILED:\n${text}`);
@@ -157,6 +158,8 @@ async function main(): Promise<number> {
   for (const failure of failures) console.log(`  [FAILED] ${failure.id}: the workload did not complete`);
 
   clearInterval(loadSampler);
+  // An interrupted run writes nothing: the last complete results stay.
+  if (stopping) return 130;
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   const report = {
     generatedAt: new Date().toISOString(),

@@ -27,7 +27,7 @@ export const WORKLOADS: Workload[] = [
         ctx.server,
         ctx.serverStorage,
         'uncontended',
-        ctx.quick ? { warmup: 1000, rewarm: 50, cycles: 300, rounds: 2 } : { warmup: 15_000, rewarm: 300, cycles: 3000, rounds: 7 },
+        ctx.quick ? { warmup: 300, rewarm: 30, cycles: 200, rounds: 2 } : { warmup: 15_000, rewarm: 300, cycles: 3000, rounds: 7 },
       ),
   },
   {
@@ -39,7 +39,7 @@ export const WORKLOADS: Workload[] = [
         await ctx.diskServer(),
         'disk',
         'uncontended-disk',
-        ctx.quick ? { warmup: 300, rewarm: 20, cycles: 100, rounds: 2 } : { warmup: 3000, rewarm: 100, cycles: 800, rounds: 5 },
+        ctx.quick ? { warmup: 50, rewarm: 10, cycles: 50, rounds: 1 } : { warmup: 3000, rewarm: 100, cycles: 800, rounds: 5 },
       ),
   },
   {
@@ -48,11 +48,12 @@ export const WORKLOADS: Workload[] = [
     run: (ctx) =>
       runContention(ctx, {
         id: 'sessions',
-        title: '8 sessions (8 processes) contending on one lock',
-        processes: 8,
+        title: `${ctx.quick ? 3 : 8} sessions (${ctx.quick ? 3 : 8} processes) contending on one lock`,
+        // --quick is a smoke check: fewer JVMs to start.
+        processes: ctx.quick ? 3 : 8,
         callersPerProcess: 1,
         ...(ctx.quick
-          ? { warmupCycles: 300, warmupMs: 500, durationMs: 1000, rounds: 2 }
+          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
           : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
         minRateVsCurator: 1.25,
         maxRequestsPerCycle: 5,
@@ -69,7 +70,7 @@ export const WORKLOADS: Workload[] = [
         callersPerProcess: 64,
         curatorOwnMutexes: true,
         ...(ctx.quick
-          ? { warmupCycles: 300, warmupMs: 500, durationMs: 1000, rounds: 2 }
+          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
           : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
       }),
   },
@@ -90,7 +91,7 @@ export const WORKLOADS: Workload[] = [
       runHttp(
         ctx,
         ctx.quick
-          ? { connections: 16, ids: 64, warmupSeconds: 1, seconds: 1, rounds: 1 }
+          ? { connections: 16, ids: 64, warmupSeconds: 0.5, seconds: 1, rounds: 1 }
           : { connections: 16, ids: 64, warmupSeconds: 3, seconds: 4, rounds: 5 },
       ),
   },
