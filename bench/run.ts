@@ -113,11 +113,12 @@ async function main(): Promise<number> {
   const zookeeperVersion = (await server.fourLetter('srvr')).match(/Zookeeper version: ([^,\s]+)/)?.[1] ?? 'unknown';
   const clientVersion = JSON.parse(readFileSync(join(repoRoot, 'node_modules/zookeeper/package.json'), 'utf8')).version as string;
   // The machine is shared: a busy start is worth a warning, and the load during the run is recorded.
-  const busy = loadavg()[0]! > cpus().length * 0.75;
+  const busyPercent = await cpuBusyPercent(1000);
+  const busy = busyPercent > 25;
   if (busy) {
     console.error(
-      `bench: WARNING: the load average is ${loadavg()[0]!.toFixed(2)} on ${cpus().length} cores before anything started: ` +
-        'something else is running, and the figures will be noisy and not comparable.',
+      `bench: WARNING: the CPUs were ${busyPercent.toFixed(0)}% busy before anything started: something else is running, ` +
+        'and the figures will be noisy and not comparable.',
     );
   }
   let loadMax = loadavg()[0]!;
@@ -171,6 +172,8 @@ async function main(): Promise<number> {
     machine,
     /** Highest 1-minute load average seen during the run (the benchmark's own processes count too). */
     loadMax: Math.round(loadMax * 100) / 100,
+    /** How busy the CPUs were, over one second, just before the workloads (our idle server running). */
+    cpuBusyAtStartPercent: Math.round(busyPercent),
     startedBusy: busy,
     server: {
       storage: serverStorage,
@@ -196,6 +199,23 @@ async function main(): Promise<number> {
   }
   log(`done in ${report.durationSeconds} s`);
   return failures.length > 0 ? 1 : 0;
+}
+
+/** Share of CPU time not idle, all cores, over `ms`. */
+async function cpuBusyPercent(ms: number): Promise<number> {
+  const sample = (): { idle: number; total: number } =>
+    cpus().reduce(
+      (acc, cpu) => {
+        const t = cpu.times;
+        return { idle: acc.idle + t.idle, total: acc.total + t.user + t.nice + t.sys + t.idle + t.irq };
+      },
+      { idle: 0, total: 0 },
+    );
+  const a = sample();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = sample();
+  const total = b.total - a.total;
+  return total > 0 ? (1 - (b.idle - a.idle) / total) * 100 : 0;
 }
 
 let code = 1;

@@ -15,6 +15,7 @@ interface Report {
   durationSeconds: number;
   machine: MachineInfo;
   loadMax: number;
+  cpuBusyAtStartPercent: number;
   startedBusy: boolean;
   server: { storage: string; tickMs: number; sessionTimeoutMs: number; jvmFlags: string[]; containerCheckIntervalMs: number };
   results: WorkloadResult[];
@@ -37,7 +38,7 @@ export function renderResults(report: Report): string {
     `| ZooKeeper server | ${m.zookeeper} (Debian), standalone, data on ${report.server.storage}, JVM ${report.server.jvmFlags.join(' ')} |`,
     `| ZooKeeper client | ${m.zookeeperClient} |`,
     `| Curator | ${m.curator} (Debian libcurator-recipes-java) |`,
-    `| load average | ${m.loadAtStart} at start, at most ${report.loadMax} during the run (the benchmark's own processes included)${report.startedBusy ? '; **the machine was busy when the run started: figures are noisy**' : ''} |`,
+    `| other load | CPUs ${report.cpuBusyAtStartPercent}% busy just before the workloads started (idle server running); load average ${m.loadAtStart} at start, at most ${report.loadMax} during the run, the benchmark's own processes included${report.startedBusy ? '; **the machine was busy when the run started: figures are noisy**' : ''} |`,
     '',
     '**Targets**',
     '',
