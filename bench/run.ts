@@ -5,6 +5,7 @@
  * the generated part of BENCHMARKS.md. Every server and worker it started is stopped however it
  * ends, Ctrl-C included.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -110,7 +111,9 @@ async function main(): Promise<number> {
     },
     log,
   };
-  const zookeeperVersion = (await server.fourLetter('srvr')).match(/Zookeeper version: ([^,\s]+)/)?.[1] ?? 'unknown';
+  const reported = (await server.fourLetter('srvr')).match(/Zookeeper version: ([0-9.]+)/)?.[1] ?? 'unknown version';
+  const debian = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'zookeeper'], { encoding: 'utf8' }).stdout?.trim();
+  const zookeeperVersion = debian ? `${reported} (Debian ${debian})` : reported;
   const clientVersion = JSON.parse(readFileSync(join(repoRoot, 'node_modules/zookeeper/package.json'), 'utf8')).version as string;
   // The machine is shared: a busy start is worth a warning, and the load during the run is recorded.
   const busyPercent = await cpuBusyPercent(1000);

@@ -1,6 +1,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -74,6 +75,7 @@ public final class CuratorBench {
     InterProcessMutex lock = mutex(opts.get("path"));
     int cycles = Integer.parseInt(opts.get("cycles"));
     long[] latencies = new long[cycles];
+    long cpu = processCpuNs();
     long start = System.nanoTime();
     for (int i = 0; i < cycles; i++) {
       long t0 = System.nanoTime();
@@ -82,7 +84,9 @@ public final class CuratorBench {
       latencies[i] = System.nanoTime() - t0;
     }
     long elapsed = System.nanoTime() - start;
+    cpu = processCpuNs() - cpu;
     StringBuilder json = new StringBuilder("{\"cycles\":").append(cycles).append(",\"elapsedNs\":").append(elapsed);
+    json.append(",\"cpuNs\":").append(cpu);
     appendArray(json.append(",\"latenciesNs\":"), latencies, cycles);
     out.println(json.append('}'));
   }
@@ -151,6 +155,11 @@ public final class CuratorBench {
     json.append(",\"windowNs\":").append(windowEnd - windowStart);
     appendArray(json.append(",\"waitsNs\":"), waits, total);
     out.println(json.append('}'));
+  }
+
+  /** CPU time of the whole JVM (every thread: the client's, the JIT's, the GC's), like Node's process.cpuUsage(). */
+  private static long processCpuNs() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   private static void quit() {

@@ -28,9 +28,12 @@ export function prepareCurator(repoRoot: string, buildDir: string): CuratorSetup
     encoding: 'utf8',
   });
   if (javac.status !== 0) return { missing: `javac failed on bench/curator/CuratorBench.java:\n${javac.stderr}` };
-  const version = spawnSync('bash', ['-c', `unzip -p ${JAR_DIR}/curator-recipes.jar META-INF/MANIFEST.MF 2>/dev/null | grep -i '^Bundle-Version' | cut -d' ' -f2`], {
+  const pom = spawnSync('unzip', ['-p', join(JAR_DIR, 'curator-recipes.jar'), 'META-INF/maven/org.apache.curator/curator-recipes/pom.properties'], {
     encoding: 'utf8',
-  }).stdout.trim();
+  });
+  const jarVersion = /^version=(.+)$/m.exec(pom.stdout ?? '')?.[1]?.trim();
+  const debVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'libcurator-recipes-java'], { encoding: 'utf8' }).stdout?.trim();
+  const version = [jarVersion ?? 'unknown version', debVersion ? `(Debian ${debVersion})` : ''].join(' ').trim();
   return { classpath: `${outDir}:${jars}`, version: version || 'unknown' };
 }
 

@@ -5,8 +5,9 @@
  * its stdin closes, so it cannot outlive the benchmark.
  *
  * - `connect connect=<host:port> sessionTimeoutMs=<ms>` -> `{ ok, sessionId }`
- * - `uncontended path=<lock> cycles=<n>` -> `{ cycles, elapsedNs, latenciesNs[] }`: n acquire+release
- *   cycles on a free lock, one after the other.
+ * - `uncontended path=<lock> cycles=<n>` -> `{ cycles, elapsedNs, cpuNs, latenciesNs[] }`: n
+ *   acquire+release cycles on a free lock, one after the other; `cpuNs` is the CPU time the whole
+ *   worker process used meanwhile (all its threads: the client library's, the JIT's, the GC's).
  * - `contend path=<lock> callers=<c> startAt=<epoch ms> durationMs=<ms>` -> `{ cycles, allCycles,
  *   windowNs, waitsNs[] }`: c concurrent callers loop acquire+release on one lock during the window;
  *   a cycle counts when its release completed inside the window; `allCycles` adds the ones still in
@@ -18,6 +19,7 @@
 export interface UncontendedAnswer {
   cycles: number;
   elapsedNs: number;
+  cpuNs: number;
   latenciesNs: number[];
 }
 

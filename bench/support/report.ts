@@ -81,7 +81,7 @@ export function formatText(result: WorkloadResult): string {
   return out.join('\n');
 }
 
-/** Markdown table for BENCHMARKS.md. */
+/** Markdown table for BENCHMARKS.md (the targets are listed once, above all tables). */
 export function formatMarkdown(result: WorkloadResult): string {
   const escape = (text: string): string => text.replace(/\|/g, '\\|');
   const header = `| | ${result.columns.map((c) => escape(c.label)).join(' | ')} |`;
@@ -90,7 +90,6 @@ export function formatMarkdown(result: WorkloadResult): string {
     (row) => `| ${escape(row.subject)} | ${result.columns.map((c) => escape(formatCell(row.cells[c.key], c))).join(' | ')} |`,
   );
   const out = [`#### ${result.title}`, '', header, align, ...body, ''];
-  for (const check of result.checks) out.push(`- **${checkMark(check)}**: ${escape(check.target)}: ${escape(check.measured)}`);
   for (const note of result.notes) out.push(`- ${note}`);
   return out.join('\n');
 }

@@ -1,7 +1,7 @@
 /**
  * A benchmark worker in Node, speaking the line protocol of support/protocol.ts, for one
  * implementation given as its argument:
- * - `raw-pipelined`, `raw-sequential`: the raw client floors (uncontended only);
+ * - `raw-pipelined`, `raw-sequential`, `raw-promise`: the raw client baselines (uncontended only);
  * - `fairlock`: this library's recipe, `FairLock` on a `ZkConnection`;
  * - `lockservice`: this library's `LockService`, as an application calls it (outside Nest's DI, on
  *   a connection it is given).
@@ -13,10 +13,10 @@ import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { LockService } from '../../lib/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
-import { connectRaw, ensurePath, rawPipelinedCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
+import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
 
-type Impl = 'raw-pipelined' | 'raw-sequential' | 'fairlock' | 'lockservice';
-const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'fairlock', 'lockservice'];
+type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'lockservice';
+const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'lockservice'];
 
 /** acquire + release of one lock, however the implementation does it. */
 interface Locker {
@@ -68,13 +68,24 @@ async function connect(command: Extract<Command, { name: 'connect' }>): Promise<
 async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontended' }>): Promise<UncontendedAnswer> {
   const latenciesNs = new Array<number>(cycles);
   let start: number;
-  if (raw) {
+  let cpu: NodeJS.CpuUsage;
+  if (raw && !rawParents.has(path)) {
+    await ensurePath(raw.handle, path);
+    rawParents.add(path);
+  }
+  if (raw && impl === 'raw-promise') {
     const handle = raw.handle;
-    if (!rawParents.has(path)) {
-      await ensurePath(handle, path);
-      rawParents.add(path);
+    cpu = process.cpuUsage();
+    start = performance.now();
+    for (let i = 0; i < cycles; i++) {
+      const t0 = performance.now();
+      await rawPromiseCycle(handle, path);
+      latenciesNs[i] = (performance.now() - t0) * 1e6;
     }
+  } else if (raw) {
+    const handle = raw.handle;
     const cycle = impl === 'raw-pipelined' ? rawPipelinedCycle : rawSequentialCycle;
+    cpu = process.cpuUsage();
     start = performance.now();
     await new Promise<void>((resolve, reject) => {
       let i = 0;
@@ -92,6 +103,7 @@ async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontend
     });
   } else {
     const lock = locker(path);
+    cpu = process.cpuUsage();
     start = performance.now();
     for (let i = 0; i < cycles; i++) {
       const t0 = performance.now();
@@ -101,7 +113,8 @@ async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontend
     }
   }
   const elapsedNs = (performance.now() - start) * 1e6;
-  return { cycles, elapsedNs: Math.round(elapsedNs), latenciesNs: latenciesNs.map(Math.round) };
+  const used = process.cpuUsage(cpu);
+  return { cycles, elapsedNs: Math.round(elapsedNs), cpuNs: (used.user + used.system) * 1000, latenciesNs: latenciesNs.map(Math.round) };
 }
 
 async function contend({ path, callers, startAt, durationMs }: Extract<Command, { name: 'contend' }>): Promise<ContendAnswer> {

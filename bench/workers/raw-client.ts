@@ -99,3 +99,24 @@ export function rawSequentialCycle(handle: NativeHandle, parent: string, done: D
     });
   });
 }
+
+/**
+ * The floor's requests behind promises, awaited as any promise-based library would: shows what the
+ * promise API costs by itself, apart from anything a lock recipe adds.
+ */
+export async function rawPromiseCycle(handle: NativeHandle, parent: string): Promise<void> {
+  const created = new Promise<string>((resolve, reject) =>
+    handle.a_create(`${parent}/x-`, '', CREATE_FLAGS.EPHEMERAL_SEQUENTIAL, (rc, _msg, path) =>
+      rc === 0 ? resolve(path) : reject(new Error(`create under ${parent}: rc ${rc}`)),
+    ),
+  );
+  const listed = new Promise<string[]>((resolve, reject) =>
+    handle.a_get_children2(parent, false, (rc, _msg, children) => (rc === 0 ? resolve(children) : reject(new Error(`list ${parent}: rc ${rc}`)))),
+  );
+  const path = await created;
+  const children = await listed;
+  if (!isLowest(children, path.slice(parent.length + 1))) throw new Error(`not first in an uncontended queue under ${parent}`);
+  await new Promise<void>((resolve, reject) =>
+    handle.a_delete_(path, -1, (rc) => (rc === 0 ? resolve() : reject(new Error(`delete ${path}: rc ${rc}`)))),
+  );
+}

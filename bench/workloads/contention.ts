@@ -131,6 +131,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       notifications: of(impl, 'notificationsPerCycle'),
       evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
       vsCurator: vsCurator(impl),
+      vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
     },
   }));
   const checks: Check[] = [];
@@ -162,6 +163,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       { key: 'notifications', label: 'notifications/cycle', digits: 2 },
       ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
       { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
+      ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
     ],
     rows,
     checks,

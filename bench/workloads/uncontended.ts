@@ -18,6 +18,7 @@ import { figure, type Figure, percentile } from '../support/stats.js';
 const LABELS: Record<Impl, string> = {
   'raw-pipelined': 'raw client: create+list pipelined, delete (floor)',
   'raw-sequential': 'raw client: create, list, delete (3 round trips)',
+  'raw-promise': 'raw client behind promises: create+list, delete',
   curator: 'Curator InterProcessMutex',
   fairlock: 'ours: FairLock acquire+release',
   lockservice: 'ours: LockService acquire+release',
@@ -34,11 +35,19 @@ interface RoundFigures {
   p50Us: number;
   p99Us: number;
   cyclesPerSec: number;
+  cpuUsPerCycle: number;
   requestsPerCycle: number;
 }
 
 export async function runUncontended(ctx: BenchContext, server: ZkServer, storage: string, id: string, settings: Settings): Promise<WorkloadResult> {
-  const impls: Impl[] = ['raw-pipelined', 'raw-sequential', ...(ctx.curator ? (['curator'] as const) : []), 'fairlock', 'lockservice'];
+  const impls: Impl[] = [
+    'raw-pipelined',
+    'raw-sequential',
+    'raw-promise',
+    ...(ctx.curator ? (['curator'] as const) : []),
+    'fairlock',
+    'lockservice',
+  ];
   const workers = new Map<Impl, LineWorker>();
   const path = (impl: Impl): string => `/bench-${id}/${impl}`;
   try {
@@ -61,6 +70,7 @@ export async function runUncontended(ctx: BenchContext, server: ZkServer, storag
           p50Us: percentile(answer.latenciesNs, 50) / 1000,
           p99Us: percentile(answer.latenciesNs, 99) / 1000,
           cyclesPerSec: answer.cycles / (answer.elapsedNs / 1e9),
+          cpuUsPerCycle: answer.cpuNs / 1000 / answer.cycles,
           requestsPerCycle: diffCounters(before, after).requests / answer.cycles,
         });
       }
@@ -93,6 +103,7 @@ function summarise(
       p50: of(impl, 'p50Us'),
       p99: of(impl, 'p99Us'),
       rate: of(impl, 'cyclesPerSec'),
+      cpu: of(impl, 'cpuUsPerCycle'),
       requests: of(impl, 'requestsPerCycle'),
       p50VsFloor: ratio(impl, 'raw-pipelined', 'p50Us'),
       rateVsCurator: hasCurator ? ratio(impl, 'curator', 'cyclesPerSec') : undefined,
@@ -130,6 +141,7 @@ function summarise(
       { key: 'p50', label: 'p50 µs', digits: 0 },
       { key: 'p99', label: 'p99 µs', digits: 0 },
       { key: 'rate', label: 'cycles/s', digits: 0 },
+      { key: 'cpu', label: 'client CPU µs/cycle', digits: 0 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
       { key: 'p50VsFloor', label: 'p50 vs floor', digits: 2, ratio: true },
       { key: 'rateVsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
@@ -137,6 +149,7 @@ function summarise(
     rows,
     checks,
     notes: [
+      'client CPU: CPU time of the whole client process per cycle, all threads (for the JVM also its JIT and GC), less sensitive than latency to what else the machine runs.',
       `${settings.rounds} rounds of ${settings.cycles} cycles per implementation, after ${settings.warmup} warm-up cycles (and ${settings.rewarm} before each round); ± is half the range of the rounds.`,
     ],
     details: { storage, settings, rounds: Object.fromEntries(rounds) },
