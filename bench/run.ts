@@ -72,6 +72,7 @@ async function main(): Promise<number> {
   }
   const unknown = (args.only ?? []).filter((id) => !WORKLOADS.some((w) => w.id === id));
   if (unknown.length > 0) throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.id).join(', ')}\n${USAGE}`);
+  if (args.waitQuietMinutes > 0) await waitForQuiet(args.waitQuietMinutes);
   const picked = WORKLOADS.filter((w) => !args.only || args.only.includes(w.id));
   const pending = picked.filter((w) => w.pending);
   for (const w of pending) console.error(`bench: ${w.id} is pending, not run: ${w.pending}`);
@@ -202,6 +203,21 @@ async function main(): Promise<number> {
   }
   log(`done in ${report.durationSeconds} s`);
   return failures.length > 0 ? 1 : 0;
+}
+
+/** Waits until the CPUs have been under 15% busy for 10 s in a row, or gives up after `minutes`. */
+async function waitForQuiet(minutes: number): Promise<void> {
+  const deadline = Date.now() + minutes * 60_000;
+  let quietSince: number | undefined;
+  console.error('bench: waiting for a quiet machine...');
+  while (Date.now() < deadline) {
+    const busy = await cpuBusyPercent(1000);
+    if (busy < 15) {
+      quietSince ??= Date.now();
+      if (Date.now() - quietSince >= 10_000) return;
+    } else quietSince = undefined;
+  }
+  console.error(`bench: the machine did not become quiet within ${minutes} min; running anyway`);
 }
 
 /** Share of CPU time not idle, all cores, over `ms`. */
