@@ -56,11 +56,29 @@ export function assertZooKeeperInstalled(): void {
   }
 }
 
+export interface ZkServerOptions {
+  /** ms; min session timeout is 2 ticks, max 20. @default TEST_TICK_MS */
+  tickMs?: number;
+  /** Where the temporary data directory is made (the benchmark puts it on tmpfs or on disk). @default os.tmpdir() */
+  dataDirParent?: string;
+  /**
+   * JVM flags before the class path. The default starts fast and stays small (C1 only), which suits
+   * tests; the benchmark passes its own for a fully optimising server.
+   */
+  jvmFlags?: string[];
+  /** How often empty container nodes are reaped, in ms (ZooKeeper's own default is 60000). @default 200 */
+  containerCheckIntervalMs?: number;
+  /** More zoo.cfg lines, `key=value` (e.g. `maxClientCnxns=0` for more than 60 sessions from 127.0.0.1). */
+  extraConfig?: string[];
+}
+
+const TEST_JVM_FLAGS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
+
 /** A standalone server. */
-export async function startZkServer(options: { tickMs?: number } = {}): Promise<ZkServer> {
+export async function startZkServer(options: ZkServerOptions = {}): Promise<ZkServer> {
   assertZooKeeperInstalled();
   const [clientPort] = await freePorts(1);
-  const server = new JavaZkServer(1, clientPort!, makeDataDir(), options.tickMs ?? TEST_TICK_MS, undefined);
+  const server = new JavaZkServer(1, clientPort!, makeDataDir(options.dataDirParent), options.tickMs ?? TEST_TICK_MS, undefined, options);
   await server.start();
   return server;
 }
@@ -114,6 +132,7 @@ class JavaZkServer implements ZkServer {
     readonly dataDir: string,
     private readonly tickMs: number,
     private readonly peers: string[] | undefined,
+    private readonly options: ZkServerOptions = {},
   ) {}
 
   get connectString(): string {
@@ -143,6 +162,7 @@ class JavaZkServer implements ZkServer {
         '4lw.commands.whitelist=*',
         'admin.enableServer=false',
         ...(this.peers ? [...this.peers, 'electionPortBindRetry=3'] : []),
+        ...(this.options.extraConfig ?? []),
         '',
       ].join('\n'),
     );
@@ -150,11 +170,9 @@ class JavaZkServer implements ZkServer {
     const child = spawn(
       'java',
       [
-        '-Xmx256m',
-        '-XX:+UseSerialGC',
-        '-XX:TieredStopAtLevel=1',
+        ...(this.options.jvmFlags ?? TEST_JVM_FLAGS),
         '-Dzookeeper.admin.enableServer=false',
-        '-Dznode.container.checkIntervalMs=200',
+        `-Dznode.container.checkIntervalMs=${this.options.containerCheckIntervalMs ?? 200}`,
         '-Dznode.container.maxPerMinute=100000',
         '-cp',
         ZK_JAR,
@@ -267,8 +285,8 @@ process.once('exit', () => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function makeDataDir(): string {
-  const base = join(tmpdir(), 'nestjs-zk-lock-tests');
+function makeDataDir(parent = tmpdir()): string {
+  const base = join(parent, 'nestjs-zk-lock-tests');
   mkdirSync(base, { recursive: true });
   const dir = mkdtempSync(join(base, 'zk-'));
   dataDirs.push(dir);

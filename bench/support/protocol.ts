@@ -1,0 +1,85 @@
+/**
+ * The line protocol every benchmark worker speaks (bench/workers/lock-worker.ts in Node, and
+ * bench/curator/CuratorBench.java for Curator): one command per stdin line, `name key=value ...`
+ * (values without spaces), one JSON object per answer on stdout. A worker exits at `quit` or when
+ * its stdin closes, so it cannot outlive the benchmark.
+ *
+ * - `connect connect=<host:port> sessionTimeoutMs=<ms>` -> `{ ok, sessionId }`
+ * - `uncontended path=<lock> cycles=<n>` -> `{ cycles, elapsedNs, cpuNs, latenciesNs[] }`: n
+ *   acquire+release cycles on a free lock, one after the other; `cpuNs` is the CPU time the whole
+ *   worker process used meanwhile (all its threads: the client library's, the JIT's, the GC's).
+ * - `contend path=<lock> callers=<c> startAt=<epoch ms> durationMs=<ms>` -> `{ cycles, allCycles,
+ *   windowNs, waitsNs[] }`: c concurrent callers loop acquire+release on one lock during the window;
+ *   a cycle counts when its release completed inside the window; `allCycles` adds the ones still in
+ *   flight when it closed (their requests reach the server too); `waitsNs` are the acquire
+ *   latencies of the counted cycles. Optional `mutexes=own` (Curator only): each caller thread gets
+ *   its own InterProcessMutex instead of sharing one.
+ * - `quit` -> `{ ok }`
+ */
+export interface UncontendedAnswer {
+  cycles: number;
+  elapsedNs: number;
+  cpuNs: number;
+  latenciesNs: number[];
+}
+
+export interface ContendAnswer {
+  cycles: number;
+  allCycles: number;
+  windowNs: number;
+  waitsNs: number[];
+}
+
+export type Command =
+  | { name: 'connect'; connect: string; sessionTimeoutMs: number }
+  | { name: 'uncontended'; path: string; cycles: number }
+  | { name: 'contend'; path: string; callers: number; startAt: number; durationMs: number; mutexes?: 'shared' | 'own' }
+  | { name: 'quit' };
+
+export function formatCommand(command: Command): string {
+  const { name, ...options } = command;
+  const words = Object.entries(options).filter(([, value]) => value !== undefined).map(([key, value]) => {
+    const text = String(value);
+    if (/\s/.test(text)) throw new Error(`protocol values cannot hold spaces: ${key}=${JSON.stringify(text)}`);
+    return `${key}=${text}`;
+  });
+  return [name, ...words].join(' ');
+}
+
+export function parseCommand(line: string): Command {
+  const [name, ...words] = line.trim().split(' ');
+  const options: Record<string, string> = {};
+  for (const word of words) {
+    const eq = word.indexOf('=');
+    options[word.slice(0, eq)] = word.slice(eq + 1);
+  }
+  const num = (key: string): number => {
+    const value = Number(options[key]);
+    if (!Number.isFinite(value)) throw new Error(`${name}: ${key} must be a number, got ${options[key]}`);
+    return value;
+  };
+  const str = (key: string): string => {
+    const value = options[key];
+    if (value === undefined) throw new Error(`${name}: ${key} is missing`);
+    return value;
+  };
+  switch (name) {
+    case 'connect':
+      return { name, connect: str('connect'), sessionTimeoutMs: num('sessionTimeoutMs') };
+    case 'uncontended':
+      return { name, path: str('path'), cycles: num('cycles') };
+    case 'contend':
+      return {
+        name,
+        path: str('path'),
+        callers: num('callers'),
+        startAt: num('startAt'),
+        durationMs: num('durationMs'),
+        mutexes: options.mutexes === 'own' ? 'own' : 'shared',
+      };
+    case 'quit':
+      return { name };
+    default:
+      throw new Error(`unknown command ${JSON.stringify(name)}`);
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * A benchmark worker in Node, speaking the line protocol of support/protocol.ts, for one
+ * implementation given as its argument:
+ * - `raw-pipelined`, `raw-sequential`, `raw-promise`: the raw client baselines (uncontended only);
+ * - `fairlock`: this library's recipe, `FairLock` on a `ZkConnection`;
+ * - `lockservice`: this library's `LockService`, as an application calls it (outside Nest's DI, on
+ *   a connection it is given).
+ * A protocol `path` is the parent of the lock nodes: for the library, rootPath + '/' + resource.
+ */
+import 'reflect-metadata';
+import { createInterface } from 'node:readline';
+import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { LockService } from '../../lib/lock.service.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
+import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
+
+type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'lockservice';
+const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'lockservice'];
+
+/** acquire + release of one lock, however the implementation does it. */
+interface Locker {
+  acquire(path: string): Promise<{ release(): Promise<void> }>;
+}
+
+const impl = process.argv[2] as Impl;
+if (!IMPLS.includes(impl)) {
+  console.error(`usage: lock-worker.js <${IMPLS.join('|')}>`);
+  process.exit(2);
+}
+
+let raw: RawClient | undefined;
+let connection: ZkConnection | undefined;
+const lockers = new Map<string, Locker>();
+const rawParents = new Set<string>();
+
+function split(path: string): { root: string; resource: string } {
+  const slash = path.lastIndexOf('/');
+  return { root: path.slice(0, slash), resource: path.slice(slash + 1) };
+}
+
+function locker(path: string): Locker {
+  const { root } = split(path);
+  let found = lockers.get(root);
+  if (!found) {
+    if (impl === 'fairlock') {
+      const fair = new FairLock(connection!, { rootPath: root });
+      found = { acquire: (p) => fair.acquire(split(p).resource) };
+    } else {
+      const service = new LockService({ connection: connection!, rootPath: root });
+      found = { acquire: (p) => service.acquire(split(p).resource) };
+    }
+    lockers.set(root, found);
+  }
+  return found;
+}
+
+async function connect(command: Extract<Command, { name: 'connect' }>): Promise<object> {
+  if (impl.startsWith('raw-')) {
+    raw = await connectRaw(command.connect, command.sessionTimeoutMs);
+    return { ok: true, sessionId: raw.sessionId };
+  }
+  connection = new ZkConnection({ connectionString: command.connect, sessionTimeoutMs: command.sessionTimeoutMs });
+  await connection.connect();
+  return { ok: true, sessionId: connection.sessionId };
+}
+
+async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontended' }>): Promise<UncontendedAnswer> {
+  const latenciesNs = new Array<number>(cycles);
+  let start: number;
+  let cpu: NodeJS.CpuUsage;
+  if (raw && !rawParents.has(path)) {
+    await ensurePath(raw.handle, path);
+    rawParents.add(path);
+  }
+  if (raw && impl === 'raw-promise') {
+    const handle = raw.handle;
+    cpu = process.cpuUsage();
+    start = performance.now();
+    for (let i = 0; i < cycles; i++) {
+      const t0 = performance.now();
+      await rawPromiseCycle(handle, path);
+      latenciesNs[i] = (performance.now() - t0) * 1e6;
+    }
+  } else if (raw) {
+    const handle = raw.handle;
+    const cycle = impl === 'raw-pipelined' ? rawPipelinedCycle : rawSequentialCycle;
+    cpu = process.cpuUsage();
+    start = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      let i = 0;
+      let t0 = performance.now();
+      const next = (error?: Error): void => {
+        if (error) return reject(error);
+        const t1 = performance.now();
+        if (i > 0) latenciesNs[i - 1] = (t1 - t0) * 1e6;
+        if (i === cycles) return resolve();
+        i += 1;
+        t0 = t1;
+        cycle(handle, path, next);
+      };
+      next();
+    });
+  } else {
+    const lock = locker(path);
+    cpu = process.cpuUsage();
+    start = performance.now();
+    for (let i = 0; i < cycles; i++) {
+      const t0 = performance.now();
+      const held = await lock.acquire(path);
+      await held.release();
+      latenciesNs[i] = (performance.now() - t0) * 1e6;
+    }
+  }
+  const elapsedNs = (performance.now() - start) * 1e6;
+  const used = process.cpuUsage(cpu);
+  return { cycles, elapsedNs: Math.round(elapsedNs), cpuNs: (used.user + used.system) * 1000, latenciesNs: latenciesNs.map(Math.round) };
+}
+
+async function contend({ path, callers, startAt, durationMs }: Extract<Command, { name: 'contend' }>): Promise<ContendAnswer> {
+  if (raw) throw new Error(`${impl} has no contended mode`);
+  const lock = locker(path);
+  const delay = startAt - Date.now();
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const windowStart = performance.now();
+  const windowEnd = windowStart + durationMs;
+  const waits: number[] = [];
+  let allCycles = 0;
+  const loop = async (): Promise<void> => {
+    while (performance.now() < windowEnd) {
+      const t0 = performance.now();
+      const held = await lock.acquire(path);
+      const t1 = performance.now();
+      await held.release();
+      allCycles += 1;
+      if (performance.now() <= windowEnd) waits.push(Math.round((t1 - t0) * 1e6));
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, loop));
+  return { cycles: waits.length, allCycles, windowNs: durationMs * 1e6, waitsNs: waits };
+}
+
+async function handle(command: Command): Promise<object> {
+  switch (command.name) {
+    case 'connect':
+      return connect(command);
+    case 'uncontended':
+      return uncontended(command);
+    case 'contend':
+      return contend(command);
+    case 'quit':
+      raw?.close();
+      connection?.close();
+      return { ok: true };
+  }
+}
+
+// One command at a time, in order; stdin closing (the benchmark is gone) ends the worker.
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let answer: object;
+  try {
+    const command = parseCommand(line);
+    answer = await handle(command);
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+    if (command.name === 'quit') break;
+  } catch (error) {
+    process.stdout.write(`${JSON.stringify({ error: error instanceof Error ? error.stack ?? error.message : String(error) })}\n`);
+  }
+}
+raw?.close();
+connection?.close();
+process.exit(0);

@@ -1,0 +1,175 @@
+/**
+ * Many callers contending on one lock, each looping acquire + release with nothing done while
+ * holding it: the rate is the lock's handoff rate. Used twice:
+ * - `sessions`: 8 client sessions in 8 separate processes, one caller each (ours: 8 Node processes
+ *   with LockService; Curator: 8 JVMs with InterProcessMutex);
+ * - `callers`: 64 concurrent callers in one process on one session (ours: 64 async loops on one
+ *   LockService; Curator: 64 threads on one CuratorFramework sharing one InterProcessMutex).
+ * All processes start their window at the same wall-clock instant; the rate is the cycles completed
+ * inside the window over its length; waits are acquire latencies; requests per cycle counts every
+ * request the server served between two mntr readings over every cycle run in between.
+ */
+import type { LineWorker } from '../support/children.js';
+import { type BenchContext, connectedWorker, type Impl, rotate, stopWorkers } from '../support/context.js';
+import { diffCounters, readCounters } from '../support/mntr.js';
+import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
+import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
+import { figure, type Figure, percentile } from '../support/stats.js';
+
+export interface ContentionSettings {
+  id: string;
+  title: string;
+  processes: number;
+  callersPerProcess: number;
+  /** Uncontended cycles each process runs first, on a lock of its own (JIT warm-up). */
+  warmupCycles: number;
+  /** One contended window, not measured, after the uncontended warm-up. */
+  warmupMs: number;
+  durationMs: number;
+  rounds: number;
+  /** Also run Curator with one InterProcessMutex per caller thread (its shared mutex wakes every thread on each change). */
+  curatorOwnMutexes?: boolean;
+  /** Targets against Curator, if any. */
+  minRateVsCurator?: number;
+  maxRequestsPerCycle?: number;
+}
+
+type Variant = Impl | 'curator-own';
+
+const LABELS: Partial<Record<Variant, string>> = {
+  curator: 'Curator InterProcessMutex',
+  'curator-own': 'Curator, one InterProcessMutex per thread',
+  lockservice: 'ours: LockService',
+};
+
+interface RoundFigures {
+  rate: number;
+  waitP50Ms: number;
+  waitP99Ms: number;
+  requestsPerCycle: number;
+  notificationsPerCycle: number;
+  /** Fewest cycles one process completed over most: 1 is perfectly even. */
+  evenness: number;
+}
+
+export async function runContention(ctx: BenchContext, s: ContentionSettings): Promise<WorkloadResult> {
+  const curators: Variant[] = ctx.curator ? (s.curatorOwnMutexes ? ['curator', 'curator-own'] : ['curator']) : [];
+  const impls: Variant[] = [...curators, 'lockservice'];
+  const groups = new Map<Variant, LineWorker[]>();
+  const server = ctx.server;
+  const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
+  const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
+  try {
+    ctx.log(`${s.id}: starting ${s.processes} process(es) per implementation`);
+    for (const impl of impls) {
+      groups.set(
+        impl,
+        await Promise.all(
+          Array.from({ length: s.processes }, (_, i) =>
+            connectedWorker(ctx, server, impl === 'curator-own' ? 'curator' : impl, `${impl}-${s.id}-${i + 1}`),
+          ),
+        ),
+      );
+    }
+    ctx.log(`${s.id}: warm-up`);
+    for (const impl of impls) {
+      const workers = groups.get(impl)!;
+      await Promise.all(
+        workers.map((w, i) => w.ask<UncontendedAnswer>({ name: 'uncontended', path: `/bench-${s.id}-warm/${impl}-${i}`, cycles: s.warmupCycles })),
+      );
+      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl));
+    }
+    const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
+    for (let round = 0; round < s.rounds; round++) {
+      ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
+      for (const impl of rotate(impls, round)) {
+        const before = await readCounters(server.clientPort);
+        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs, mutexes(impl));
+        const after = await readCounters(server.clientPort);
+        const counted = answers.reduce((sum, a) => sum + a.cycles, 0);
+        const all = answers.reduce((sum, a) => sum + a.allCycles, 0);
+        const waits = answers.flatMap((a) => a.waitsNs);
+        const delta = diffCounters(before, after);
+        const perProcess = answers.map((a) => a.cycles);
+        rounds.get(impl)!.push({
+          rate: counted / (s.durationMs / 1000),
+          waitP50Ms: percentile(waits, 50) / 1e6,
+          waitP99Ms: percentile(waits, 99) / 1e6,
+          requestsPerCycle: delta.requests / all,
+          notificationsPerCycle: delta.notifications / all,
+          evenness: Math.min(...perProcess) / Math.max(...perProcess),
+        });
+      }
+    }
+    return summarise(ctx, s, impls, rounds);
+  } finally {
+    await stopWorkers([...groups.values()].flat());
+  }
+}
+
+/** Every worker runs the same window, starting at the same wall-clock instant. */
+function window(workers: LineWorker[], path: string, callers: number, durationMs: number, mutexes?: 'own'): Promise<ContendAnswer[]> {
+  const startAt = Date.now() + 300;
+  return Promise.all(
+    workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs, mutexes }, durationMs + 120_000)),
+  );
+}
+
+function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], rounds: Map<Variant, RoundFigures[]>): WorkloadResult {
+  const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
+  const hasCurator = impls.includes('curator');
+  const vsCurator = (impl: Variant): Figure | undefined =>
+    hasCurator ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator')![i]!.rate)) : undefined;
+  const rateRatio = vsCurator('lockservice');
+  const rows = impls.map((impl) => ({
+    subject: LABELS[impl]!,
+    cells: {
+      rate: of(impl, 'rate'),
+      p50: of(impl, 'waitP50Ms'),
+      p99: of(impl, 'waitP99Ms'),
+      requests: of(impl, 'requestsPerCycle'),
+      notifications: of(impl, 'notificationsPerCycle'),
+      evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
+      vsCurator: vsCurator(impl),
+      vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
+    },
+  }));
+  const checks: Check[] = [];
+  if (s.minRateVsCurator !== undefined) {
+    checks.push({
+      target: `handoff rate at least ${s.minRateVsCurator.toFixed(2)}x Curator's`,
+      measured: rateRatio
+        ? `${formatNumber(rateRatio.median, 2)}x (${formatNumber(of('lockservice', 'rate').median)} vs ${formatNumber(of('curator', 'rate').median)} cycles/s)`
+        : `no Curator in this run (${ctx.curatorMissing})`,
+      met: rateRatio ? rateRatio.median >= s.minRateVsCurator : undefined,
+    });
+  }
+  if (s.maxRequestsPerCycle !== undefined) {
+    const requests = of('lockservice', 'requestsPerCycle').median;
+    checks.push({
+      target: `at most ${s.maxRequestsPerCycle} server requests per cycle`,
+      measured: formatNumber(requests, 2),
+      met: Number(requests.toFixed(2)) <= s.maxRequestsPerCycle,
+    });
+  }
+  return {
+    id: s.id,
+    title: s.title,
+    columns: [
+      { key: 'rate', label: 'cycles/s', digits: 0 },
+      { key: 'p50', label: 'wait p50 ms', digits: 2 },
+      { key: 'p99', label: 'wait p99 ms', digits: 2 },
+      { key: 'requests', label: 'requests/cycle', digits: 2 },
+      { key: 'notifications', label: 'notifications/cycle', digits: 2 },
+      ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
+      { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
+      ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
+    ],
+    rows,
+    checks,
+    notes: [
+      `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
+    ],
+    details: { settings: s, rounds: Object.fromEntries(rounds) },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * Uncontended acquire + release on one lock, one session, one caller: latency per cycle (p50, p99),
+ * cycles per second, and server requests per cycle (mntr). Baselines in the same run: the raw
+ * client's floor (create + list pipelined, then delete), the raw client's three sequential round
+ * trips, and Curator's InterProcessMutex. Each implementation runs in its own process with its own
+ * session; all are warmed up the same way; the rounds interleave the implementations, in a rotating
+ * order, and each figure is the median of the rounds (ratios: the median of the per-round ratios,
+ * each taken between runs a few seconds apart).
+ */
+import type { ZkServer } from '../../test/support/zk-server.js';
+import type { LineWorker } from '../support/children.js';
+import { type BenchContext, connectedWorker, type Impl, rotate, stopWorkers } from '../support/context.js';
+import { diffCounters, readCounters } from '../support/mntr.js';
+import type { UncontendedAnswer } from '../support/protocol.js';
+import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
+import { figure, type Figure, percentile } from '../support/stats.js';
+
+const LABELS: Record<Impl, string> = {
+  'raw-pipelined': 'raw client: create+list pipelined, delete (floor)',
+  'raw-sequential': 'raw client: create, list, delete (3 round trips)',
+  'raw-promise': 'raw client behind promises: create+list, delete',
+  curator: 'Curator InterProcessMutex',
+  fairlock: 'ours: FairLock acquire+release',
+  lockservice: 'ours: LockService acquire+release',
+};
+
+interface Settings {
+  warmup: number;
+  rewarm: number;
+  cycles: number;
+  rounds: number;
+}
+
+interface RoundFigures {
+  p50Us: number;
+  p99Us: number;
+  cyclesPerSec: number;
+  cpuUsPerCycle: number;
+  requestsPerCycle: number;
+}
+
+export async function runUncontended(ctx: BenchContext, server: ZkServer, storage: string, id: string, settings: Settings): Promise<WorkloadResult> {
+  const impls: Impl[] = [
+    'raw-pipelined',
+    'raw-sequential',
+    'raw-promise',
+    ...(ctx.curator ? (['curator'] as const) : []),
+    'fairlock',
+    'lockservice',
+  ];
+  const workers = new Map<Impl, LineWorker>();
+  const path = (impl: Impl): string => `/bench-${id}/${impl}`;
+  try {
+    const started = await Promise.all(impls.map(async (impl) => [impl, await connectedWorker(ctx, server, impl)] as const));
+    for (const [impl, worker] of started) workers.set(impl, worker);
+
+    ctx.log(`${id}: warm-up, ${settings.warmup} cycles each`);
+    for (const impl of impls) await workers.get(impl)!.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: settings.warmup });
+
+    const rounds = new Map<Impl, RoundFigures[]>(impls.map((impl) => [impl, []]));
+    for (let round = 0; round < settings.rounds; round++) {
+      ctx.log(`${id}: round ${round + 1}/${settings.rounds}`);
+      for (const impl of rotate(impls, round)) {
+        const worker = workers.get(impl)!;
+        await worker.ask({ name: 'uncontended', path: path(impl), cycles: settings.rewarm });
+        const before = await readCounters(server.clientPort);
+        const answer = await worker.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: settings.cycles });
+        const after = await readCounters(server.clientPort);
+        rounds.get(impl)!.push({
+          p50Us: percentile(answer.latenciesNs, 50) / 1000,
+          p99Us: percentile(answer.latenciesNs, 99) / 1000,
+          cyclesPerSec: answer.cycles / (answer.elapsedNs / 1e9),
+          cpuUsPerCycle: answer.cpuNs / 1000 / answer.cycles,
+          requestsPerCycle: diffCounters(before, after).requests / answer.cycles,
+        });
+      }
+    }
+    return summarise(id, storage, impls, rounds, settings, ctx);
+  } finally {
+    await stopWorkers(workers.values());
+  }
+}
+
+function summarise(
+  id: string,
+  storage: string,
+  impls: Impl[],
+  rounds: Map<Impl, RoundFigures[]>,
+  settings: Settings,
+  ctx: BenchContext,
+): WorkloadResult {
+  const of = (impl: Impl, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
+  /** Per-round ratio subject/baseline of one metric, summarised over the rounds. */
+  const ratio = (subject: Impl, baseline: Impl, key: keyof RoundFigures): Figure | undefined => {
+    const base = rounds.get(baseline);
+    if (!base) return undefined;
+    return figure(rounds.get(subject)!.map((r, i) => r[key] / base[i]![key]));
+  };
+  const hasCurator = impls.includes('curator');
+  const rows = impls.map((impl) => ({
+    subject: LABELS[impl],
+    cells: {
+      p50: of(impl, 'p50Us'),
+      p99: of(impl, 'p99Us'),
+      rate: of(impl, 'cyclesPerSec'),
+      cpu: of(impl, 'cpuUsPerCycle'),
+      requests: of(impl, 'requestsPerCycle'),
+      p50VsFloor: ratio(impl, 'raw-pipelined', 'p50Us'),
+      rateVsCurator: hasCurator ? ratio(impl, 'curator', 'cyclesPerSec') : undefined,
+    },
+  }));
+
+  const checks: Check[] = [];
+  for (const ours of ['lockservice', 'fairlock'] as const) {
+    const name = LABELS[ours].replace('ours: ', '').replace(' acquire+release', '');
+    const p50Ratio = ratio(ours, 'raw-pipelined', 'p50Us')!.median;
+    checks.push({
+      target: `${name}: p50 within 10% of the raw-client floor (<= 1.10x)`,
+      measured: `${formatNumber(p50Ratio, 2)}x (${formatNumber(of(ours, 'p50Us').median, 0)} µs vs ${formatNumber(of('raw-pipelined', 'p50Us').median, 0)} µs)`,
+      met: p50Ratio <= 1.1,
+    });
+    const requests = of(ours, 'requestsPerCycle').median;
+    checks.push({
+      target: `${name}: 3 server requests per cycle (create, list, delete)`,
+      measured: formatNumber(requests, 2),
+      met: Number(requests.toFixed(2)) <= 3,
+    });
+    const rateRatio = hasCurator ? ratio(ours, 'curator', 'cyclesPerSec')!.median : Number.NaN;
+    checks.push({
+      target: `${name}: cycles/s at least Curator's (>= 1.00x)`,
+      measured: hasCurator
+        ? `${formatNumber(rateRatio, 2)}x (${formatNumber(of(ours, 'cyclesPerSec').median)} vs ${formatNumber(of('curator', 'cyclesPerSec').median)} cycles/s)`
+        : `no Curator in this run (${ctx.curatorMissing})`,
+      met: hasCurator ? rateRatio >= 1 : undefined,
+    });
+  }
+  return {
+    id,
+    title: `Uncontended acquire + release, one session (ZooKeeper data on ${storage})`,
+    columns: [
+      { key: 'p50', label: 'p50 µs', digits: 0 },
+      { key: 'p99', label: 'p99 µs', digits: 0 },
+      { key: 'rate', label: 'cycles/s', digits: 0 },
+      { key: 'cpu', label: 'client CPU µs/cycle', digits: 0 },
+      { key: 'requests', label: 'requests/cycle', digits: 2 },
+      { key: 'p50VsFloor', label: 'p50 vs floor', digits: 2, ratio: true },
+      { key: 'rateVsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
+    ],
+    rows,
+    checks,
+    notes: [
+      'client CPU: CPU time of the whole client process per cycle, all threads (for the JVM also its JIT and GC), less sensitive than latency to what else the machine runs.',
+      `${settings.rounds} rounds of ${settings.cycles} cycles per implementation, after ${settings.warmup} warm-up cycles (and ${settings.rewarm} before each round); ± is half the range of the rounds.`,
+    ],
+    details: { storage, settings, rounds: Object.fromEntries(rounds) },
+  };
+}
