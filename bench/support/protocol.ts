@@ -8,6 +8,8 @@
  * - `uncontended path=<lock> cycles=<n>` -> `{ cycles, elapsedNs, cpuNs, latenciesNs[] }`: n
  *   acquire+release cycles on a free lock, one after the other; `cpuNs` is the CPU time the whole
  *   worker process used meanwhile (all its threads: the client library's, the JIT's, the GC's).
+ *   Optional `fresh=1`: every cycle locks a name never used before (`<lock>-<n>`), as a lock per
+ *   entity does; only the library's implementations support it.
  * - `contend path=<lock> callers=<c> startAt=<epoch ms> durationMs=<ms>` -> `{ cycles, allCycles,
  *   windowNs, waitsNs[] }`: c concurrent callers loop acquire+release on one lock during the window;
  *   a cycle counts when its release completed inside the window; `allCycles` adds the ones still in
@@ -32,7 +34,7 @@ export interface ContendAnswer {
 
 export type Command =
   | { name: 'connect'; connect: string; sessionTimeoutMs: number }
-  | { name: 'uncontended'; path: string; cycles: number }
+  | { name: 'uncontended'; path: string; cycles: number; fresh?: 1 }
   | { name: 'contend'; path: string; callers: number; startAt: number; durationMs: number; mutexes?: 'shared' | 'own' }
   | { name: 'quit' };
 
@@ -67,7 +69,7 @@ export function parseCommand(line: string): Command {
     case 'connect':
       return { name, connect: str('connect'), sessionTimeoutMs: num('sessionTimeoutMs') };
     case 'uncontended':
-      return { name, path: str('path'), cycles: num('cycles') };
+      return { name, path: str('path'), cycles: num('cycles'), ...(options.fresh === '1' ? { fresh: 1 as const } : {}) };
     case 'contend':
       return {
         name,

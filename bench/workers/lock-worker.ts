@@ -3,6 +3,7 @@
  * implementation given as its argument:
  * - `raw-pipelined`, `raw-sequential`, `raw-promise`: the raw client baselines (uncontended only);
  * - `fairlock`: this library's recipe, `FairLock` on a `ZkConnection`;
+ * - `simplelock`: this library's `SimpleLock` (one ephemeral node per name) on a `ZkConnection`;
  * - `lockservice`: this library's `LockService`, as an application calls it (outside Nest's DI, on
  *   a connection it is given).
  * A protocol `path` is the parent of the lock nodes: for the library, rootPath + '/' + resource.
@@ -10,13 +11,14 @@
 import 'reflect-metadata';
 import { createInterface } from 'node:readline';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { LockService } from '../../lib/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
 import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
 
-type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'lockservice';
-const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'lockservice'];
+type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice';
+const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'simplelock', 'lockservice'];
 
 /** acquire + release of one lock, however the implementation does it. */
 interface Locker {
@@ -46,6 +48,9 @@ function locker(path: string): Locker {
     if (impl === 'fairlock') {
       const fair = new FairLock(connection!, { rootPath: root });
       found = { acquire: (p) => fair.acquire(split(p).resource) };
+    } else if (impl === 'simplelock') {
+      const simple = new SimpleLock(connection!, { rootPath: root });
+      found = { acquire: (p) => simple.acquire(split(p).resource) };
     } else {
       const service = new LockService({ connection: connection!, rootPath: root });
       found = { acquire: (p) => service.acquire(split(p).resource) };
@@ -65,7 +70,10 @@ async function connect(command: Extract<Command, { name: 'connect' }>): Promise<
   return { ok: true, sessionId: connection.sessionId };
 }
 
-async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontended' }>): Promise<UncontendedAnswer> {
+let freshNames = 0;
+
+async function uncontended({ path, cycles, fresh }: Extract<Command, { name: 'uncontended' }>): Promise<UncontendedAnswer> {
+  if (fresh && raw) throw new Error(`${impl} has no fresh-name mode`);
   const latenciesNs = new Array<number>(cycles);
   let start: number;
   let cpu: NodeJS.CpuUsage;
@@ -106,8 +114,9 @@ async function uncontended({ path, cycles }: Extract<Command, { name: 'uncontend
     cpu = process.cpuUsage();
     start = performance.now();
     for (let i = 0; i < cycles; i++) {
+      const name = fresh ? `${path}-${(freshNames += 1)}` : path;
       const t0 = performance.now();
-      const held = await lock.acquire(path);
+      const held = await lock.acquire(name);
       await held.release();
       latenciesNs[i] = (performance.now() - t0) * 1e6;
     }

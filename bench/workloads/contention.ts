@@ -29,6 +29,9 @@ export interface ContentionSettings {
   rounds: number;
   /** Also run Curator with one InterProcessMutex per caller thread (its shared mutex wakes every thread on each change). */
   curatorOwnMutexes?: boolean;
+  /** Our implementations to run (default: LockService); Curator runs beside them when available, unless `noCurator`. */
+  ours?: Impl[];
+  noCurator?: boolean;
   /** Targets against Curator, if any. */
   minRateVsCurator?: number;
   maxRequestsPerCycle?: number;
@@ -40,6 +43,8 @@ const LABELS: Partial<Record<Variant, string>> = {
   curator: 'Curator InterProcessMutex',
   'curator-own': 'Curator, one InterProcessMutex per thread',
   lockservice: 'ours: LockService',
+  fairlock: 'ours: FairLock (fair queue)',
+  simplelock: 'ours: SimpleLock (one node, unfair)',
 };
 
 interface RoundFigures {
@@ -53,8 +58,8 @@ interface RoundFigures {
 }
 
 export async function runContention(ctx: BenchContext, s: ContentionSettings): Promise<WorkloadResult> {
-  const curators: Variant[] = ctx.curator ? (s.curatorOwnMutexes ? ['curator', 'curator-own'] : ['curator']) : [];
-  const impls: Variant[] = [...curators, 'lockservice'];
+  const curators: Variant[] = ctx.curator && !s.noCurator ? (s.curatorOwnMutexes ? ['curator', 'curator-own'] : ['curator']) : [];
+  const impls: Variant[] = [...curators, ...(s.ours ?? ['lockservice'])];
   const groups = new Map<Variant, LineWorker[]>();
   const server = ctx.server;
   const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;

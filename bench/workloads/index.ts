@@ -97,4 +97,20 @@ export const WORKLOADS: Workload[] = [
   },
   readWriteWorkload,
   simpleLockWorkload,
+  {
+    id: 'simple-lock-sessions',
+    description: 'the simple lock against the fair lock, 8 sessions in 8 processes on one lock',
+    run: (ctx) =>
+      runContention(ctx, {
+        id: 'simple-lock-sessions',
+        title: `The simple lock against the fair lock: ${ctx.quick ? 3 : 8} sessions (processes) on one lock`,
+        processes: ctx.quick ? 3 : 8,
+        callersPerProcess: 1,
+        ours: ['fairlock', 'simplelock'],
+        noCurator: true,
+        ...(ctx.quick
+          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
+          : { warmupCycles: 3000, warmupMs: 1000, durationMs: 3000, rounds: 3 }),
+      }),
+  },
 ];

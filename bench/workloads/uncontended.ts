@@ -21,6 +21,7 @@ const LABELS: Record<Impl, string> = {
   'raw-promise': 'raw client behind promises: create+list, delete',
   curator: 'Curator InterProcessMutex',
   fairlock: 'ours: FairLock acquire+release',
+  simplelock: 'ours: SimpleLock acquire+release',
   lockservice: 'ours: LockService acquire+release',
 };
 
