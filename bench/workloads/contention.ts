@@ -121,6 +121,7 @@ function window(workers: LineWorker[], path: string, callers: number, durationMs
 }
 
 function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], rounds: Map<Variant, RoundFigures[]>): WorkloadResult {
+  const curators = impls.filter((i) => i !== 'lockservice');
   const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
   const hasCurator = impls.includes('curator');
   const vsCurator = (impl: Variant): Figure | undefined =>
@@ -157,6 +158,11 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       met: Number(requests.toFixed(2)) <= s.maxRequestsPerCycle,
     });
   }
+  const slower: string[] = [];
+  for (const base of curators) {
+    const r = figure(rounds.get('lockservice')!.map((x, i) => x.rate / rounds.get(base)![i]!.rate)).median;
+    if (r < 1) slower.push(`SLOWER than ${LABELS[base]}: ours runs ${formatNumber(r, 2)}x its cycles/s.`);
+  }
   return {
     id: s.id,
     title: s.title,
@@ -173,6 +179,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
     rows,
     checks,
     notes: [
+      ...slower,
       `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
     ],
     details: { settings: s, rounds: Object.fromEntries(rounds) },

@@ -150,7 +150,7 @@ function summarise(s: Settings, rounds: Map<Endpoint, RoundFigures[]>): Workload
     rows,
     checks,
     notes: [
-      `@DistributedLock vs LockService.withLock (no target set): ${formatNumber(decoratedVsDirect, 2)}x the requests/s, mean latency ${formatNumber(of('decorated', 'mean').median, 2)} ms vs ${formatNumber(of('direct', 'mean').median, 2)} ms.`,
+      `${decoratedVsDirect < 0.95 ? 'SLOWER: ' : ''}@DistributedLock vs LockService.withLock (no target set): ${formatNumber(decoratedVsDirect, 2)}x the requests/s, mean latency ${formatNumber(of('decorated', 'mean').median, 2)} ms vs ${formatNumber(of('direct', 'mean').median, 2)} ms.`,
       `${s.rounds} rounds of ${s.seconds} s per endpoint after ${s.warmupSeconds} s of warm-up each; locks on ${s.ids} ids in turn. autocannon reports latency percentiles in whole ms. ZK requests/request divides the server's count by the requests the app handled (including any cut off at the end of a load).`,
     ],
     details: { settings: s, rounds: Object.fromEntries(rounds) },

@@ -135,6 +135,13 @@ function summarise(
       met: hasCurator ? rateRatio >= 1 : undefined,
     });
   }
+  const slower: string[] = [];
+  for (const ours of ['fairlock', 'lockservice'] as const) {
+    const vsCurator = hasCurator ? ratio(ours, 'curator', 'cyclesPerSec')!.median : Number.NaN;
+    if (vsCurator < 1) slower.push(`SLOWER than Curator: ${LABELS[ours]} runs ${formatNumber(vsCurator, 2)}x Curator's cycles/s.`);
+    const vsPromise = ratio(ours, 'raw-promise', 'p50Us')!.median;
+    if (vsPromise > 1.1) slower.push(`${LABELS[ours]}: p50 ${formatNumber(vsPromise, 2)}x the raw client behind promises.`);
+  }
   return {
     id,
     title: `Uncontended acquire + release, one session (ZooKeeper data on ${storage})`,
@@ -150,6 +157,7 @@ function summarise(
     rows,
     checks,
     notes: [
+      ...slower,
       'client CPU: CPU time of the whole client process per cycle, all threads (for the JVM also its JIT and GC), less sensitive than latency to what else the machine runs.',
       `${settings.rounds} rounds of ${settings.cycles} cycles per implementation, after ${settings.warmup} warm-up cycles (and ${settings.rewarm} before each round); ± is half the range of the rounds.`,
     ],
