@@ -12,7 +12,7 @@ export class HeldLock implements LockHandle {
   readonly fencingToken: string;
   private state: State = 'held';
   private readonly lostController = new AbortController();
-  private readonly onSessionLost = (): void => this.lose();
+  private readonly forgetSession: () => void;
 
   constructor(
     readonly resource: string,
@@ -22,8 +22,7 @@ export class HeldLock implements LockHandle {
     private readonly onEnd: (lock: HeldLock) => void = () => undefined,
   ) {
     this.fencingToken = grant.fencingToken;
-    if (grant.session.lost.aborted) this.lose();
-    else grant.session.lost.addEventListener('abort', this.onSessionLost, { once: true });
+    this.forgetSession = grant.session.onLost(() => this.lose());
   }
 
   get signal(): AbortSignal {
@@ -71,7 +70,7 @@ export class HeldLock implements LockHandle {
     }
     // Local state is cleared only now: the delete is confirmed.
     this.state = 'released';
-    this.grant.session.lost.removeEventListener('abort', this.onSessionLost);
+    this.forgetSession();
     this.onEnd(this);
   }
 

@@ -112,26 +112,20 @@ export class LockQueue {
     const { parent, driver, stop } = request;
     const attempt: Attempt = { prefix: nodePrefix(driver.kind, session.id, driver.permits), mine: undefined, createSent: false };
     try {
-      let list = await this.enqueue(session, request, attempt);
+      let list: ChildList | undefined = await this.enqueue(session, request, attempt);
       for (;;) {
-        const queue = sortQueue(list.children);
-        const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
-        if (ours.length === 0) {
-          // Our node vanished while the session lives: deleted by hand, or its parent re-created.
-          attempt.mine = undefined;
+        // Only this small step outlives the listing: a waiter keeps no arrays while it waits.
+        const step = nextStep(list, attempt, driver, parent);
+        list = undefined;
+        for (const extra of step.extras) this.remover.removeSoon(session, extra);
+        if (step.kind === 'vanished') {
           list = await this.enqueue(session, request, attempt);
           continue;
         }
-        // A create retried after a lost reply can leave two nodes of ours (the first one applied
-        // late on another server): the lowest is our place, the others must go, or we wait on ourselves.
-        attempt.mine = ours[0]!.name;
-        for (const extra of ours.slice(1)) this.remover.removeSoon(session, `${parent}/${extra.name}`);
-        const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
-        const decision = driver.decide(effective, effective.indexOf(ours[0]!));
         const path = `${parent}/${attempt.mine}`;
-        if (decision.granted) {
-          if (decision.wakeNext) this.poke(session, path, request.data);
-          return { session, path, fencingToken: formatToken(list.stat.pzxid), queueId: String(list.stat.czxid) };
+        if (step.kind === 'granted') {
+          if (step.wakeNext) this.poke(session, path, request.data);
+          return { session, path, fencingToken: step.fencingToken, queueId: step.queueId };
         }
         if (request.tryOnly) {
           attempt.mine = undefined;
@@ -139,8 +133,7 @@ export class LockQueue {
           await this.remover.remove(session, path);
           return null;
         }
-        const watched = decision.watch.map((entry) => `${parent}/${entry.name}`);
-        await waitForChange(session, watched, stop, decision.pokable);
+        await waitForChange(session, step.watch, stop, step.pokable);
         list = await readChildren(session, parent, stop);
       }
     } catch (error) {
@@ -240,4 +233,34 @@ export async function createIfMissing(
     ),
   );
   if (created && acl) await untilAnswered(session, stop, () => session.setAcl(path, acl));
+}
+
+/** What one listing of the queue means for one attempt. */
+type Step =
+  | { kind: 'vanished'; extras: string[] }
+  | { kind: 'granted'; extras: string[]; wakeNext: boolean; fencingToken: string; queueId: string }
+  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean };
+
+/**
+ * Reads a listing for one attempt: our place (updating `attempt.mine`), duplicates of ours to delete,
+ * and the driver's decision, as paths.
+ */
+function nextStep(list: ChildList, attempt: Attempt, driver: LockDriver, parent: string): Step {
+  const queue = sortQueue(list.children);
+  const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
+  if (ours.length === 0) {
+    // Our node vanished while the session lives: deleted by hand, or its parent re-created.
+    attempt.mine = undefined;
+    return { kind: 'vanished', extras: [] };
+  }
+  // A create retried after a lost reply can leave two nodes of ours (the first one applied late on
+  // another server): the lowest is our place, the others must go, or we wait on ourselves.
+  attempt.mine = ours[0]!.name;
+  const extras = ours.slice(1).map((extra) => `${parent}/${extra.name}`);
+  const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
+  const decision = driver.decide(effective, effective.indexOf(ours[0]!));
+  if (decision.granted) {
+    return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, fencingToken: formatToken(list.stat.pzxid), queueId: String(list.stat.czxid) };
+  }
+  return { kind: 'wait', extras, watch: decision.watch.map((entry) => `${parent}/${entry.name}`), pokable: decision.pokable === true };
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError } from '../errors.js';
 import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
 import { ZkError, ZkNoAuthError } from '../zookeeper/zk-errors.js';
@@ -5,26 +6,32 @@ import { IncompatibleQueueError } from './lock-driver.js';
 
 const TIMED_OUT = Symbol('timed out');
 
+/** Never aborts: the stop signal of every wait with neither a timeout nor a caller's signal. */
+const NEVER = new AbortController().signal;
+setMaxListeners(0, NEVER); // each such waiter listens to it while it waits
+
 /** One signal for "stop waiting": the caller's timeout or the caller's own signal. */
 export class Stopper {
-  private readonly controller = new AbortController();
+  private readonly controller: AbortController | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly onAbort = (): void => this.controller.abort(this.callerSignal?.reason);
+  private readonly onAbort = (): void => this.controller!.abort(this.callerSignal?.reason);
 
   constructor(
     private readonly waitTimeoutMs: number | undefined,
     private readonly callerSignal: AbortSignal | undefined,
   ) {
     // Longer than setTimeout can count is as good as forever (Node would fire it at once).
-    if (waitTimeoutMs !== undefined && waitTimeoutMs > 0 && waitTimeoutMs <= MAX_TIMER_MS) {
-      this.timer = setTimeout(() => this.controller.abort(TIMED_OUT), waitTimeoutMs);
-    }
+    const timed = waitTimeoutMs !== undefined && waitTimeoutMs > 0 && waitTimeoutMs <= MAX_TIMER_MS;
+    if (!timed && !callerSignal) return; // the common case costs no controller
+    const controller = new AbortController();
+    this.controller = controller;
+    if (timed) this.timer = setTimeout(() => controller.abort(TIMED_OUT), waitTimeoutMs);
     if (callerSignal?.aborted) this.onAbort();
     else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.controller?.signal ?? NEVER;
   }
 
   /** The error a user should see for what ended the wait. */

@@ -11,20 +11,21 @@ export async function waitForChange(session: ZkSessionApi, paths: readonly strin
   stop.throwIfAborted();
   await new Promise<void>((resolve, reject) => {
     let settled = false;
+    let forgetSession = (): void => undefined;
     const watches: { cancel(): void }[] = [];
     const finish = (error?: unknown): void => {
       if (settled) return;
       settled = true;
       for (const watch of watches) watch.cancel();
       stop.removeEventListener('abort', onStop);
-      session.lost.removeEventListener('abort', onLost);
+      forgetSession();
       if (error === undefined) resolve();
       else reject(error);
     };
     const onStop = (): void => finish(stop.reason);
-    const onLost = (): void => finish(session.lost.reason);
     stop.addEventListener('abort', onStop, { once: true });
-    session.lost.addEventListener('abort', onLost, { once: true });
+    forgetSession = session.onLost(() => finish(session.lost.reason));
+    if (settled) forgetSession(); // it had ended already
     for (const path of paths) {
       if (settled) break;
       const watch = session.watchNode(path, () => finish());
