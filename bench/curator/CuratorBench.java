@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
@@ -22,6 +24,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 public final class CuratorBench {
   private static CuratorFramework client;
   private static final Map<String, InterProcessMutex> mutexes = new HashMap<>();
+  private static final Map<String, InterProcessReadWriteLock> rwLocks = new HashMap<>();
   private static final PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
 
   public static void main(String[] args) throws Exception {
@@ -103,6 +106,10 @@ public final class CuratorBench {
     int callers = Integer.parseInt(opts.get("callers"));
     long startAt = Long.parseLong(opts.get("startAt"));
     long durationMs = Long.parseLong(opts.get("durationMs"));
+    // Optional: the read/write lock with this share of reads, and a hold time per operation.
+    int readPercent = opts.containsKey("readPercent") ? Integer.parseInt(opts.get("readPercent")) : -1;
+    long holdMs = opts.containsKey("holdMs") ? Long.parseLong(opts.get("holdMs")) : 0;
+    InterProcessReadWriteLock rw = readPercent < 0 ? null : rwLocks.computeIfAbsent(path, p -> new InterProcessReadWriteLock(client, p));
     long wait = startAt - System.currentTimeMillis();
     if (wait > 0) Thread.sleep(wait);
     long windowStart = System.nanoTime();
@@ -116,14 +123,21 @@ public final class CuratorBench {
       long[] waits = new long[1 << 16];
       perThread.add(waits);
       int index = t;
-      InterProcessMutex lock = own ? new InterProcessMutex(client, path) : mutex(path);
+      InterProcessMutex mutex = rw != null ? null : own ? new InterProcessMutex(client, path) : mutex(path);
+      long[] seed = { 1 + t * 7919L + ProcessHandle.current().pid() };
       threads[t] = new Thread(() -> {
         try {
           int n = 0;
           while (System.nanoTime() < windowEnd) {
+            InterProcessLock lock = mutex;
+            if (rw != null) {
+              seed[0] = (seed[0] * 1103515245L + 12345L) % 2147483648L;
+              lock = (seed[0] / 2147483648.0) * 100 < readPercent ? rw.readLock() : rw.writeLock();
+            }
             long t0 = System.nanoTime();
             lock.acquire();
             long t1 = System.nanoTime();
+            if (holdMs > 0) Thread.sleep(holdMs);
             lock.release();
             all[index] += 1;
             if (System.nanoTime() <= windowEnd && n < waits.length) waits[n++] = t1 - t0;

@@ -15,7 +15,9 @@
  *   a cycle counts when its release completed inside the window; `allCycles` adds the ones still in
  *   flight when it closed (their requests reach the server too); `waitsNs` are the acquire
  *   latencies of the counted cycles. Optional `mutexes=own` (Curator only): each caller thread gets
- *   its own InterProcessMutex instead of sharing one.
+ *   its own InterProcessMutex instead of sharing one. Optional `readPercent=<p>`: the read/write lock
+ *   (ours: LockService modes; Curator: InterProcessReadWriteLock), each operation a read with
+ *   probability p% (a fixed-seed generator per caller); `holdMs=<ms>`: hold each lock that long.
  * - `quit` -> `{ ok }`
  */
 export interface UncontendedAnswer {
@@ -35,7 +37,18 @@ export interface ContendAnswer {
 export type Command =
   | { name: 'connect'; connect: string; sessionTimeoutMs: number }
   | { name: 'uncontended'; path: string; cycles: number; fresh?: 1 }
-  | { name: 'contend'; path: string; callers: number; startAt: number; durationMs: number; mutexes?: 'shared' | 'own' }
+  | {
+      name: 'contend';
+      path: string;
+      callers: number;
+      startAt: number;
+      durationMs: number;
+      mutexes?: 'shared' | 'own';
+      /** Read/write lock instead of the exclusive one: this share of the operations are reads. */
+      readPercent?: number;
+      /** Time each operation holds its lock, ms (default 0). */
+      holdMs?: number;
+    }
   | { name: 'quit' };
 
 export function formatCommand(command: Command): string {
@@ -78,6 +91,8 @@ export function parseCommand(line: string): Command {
         startAt: num('startAt'),
         durationMs: num('durationMs'),
         mutexes: options.mutexes === 'own' ? 'own' : 'shared',
+        ...(options.readPercent === undefined ? {} : { readPercent: num('readPercent') }),
+        ...(options.holdMs === undefined ? {} : { holdMs: num('holdMs') }),
       };
     case 'quit':
       return { name };

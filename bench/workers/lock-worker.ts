@@ -22,7 +22,7 @@ const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise'
 
 /** acquire + release of one lock, however the implementation does it. */
 interface Locker {
-  acquire(path: string): Promise<{ release(): Promise<void> }>;
+  acquire(path: string, mode?: 'read' | 'write'): Promise<{ release(): Promise<void> }>;
 }
 
 const impl = process.argv[2] as Impl;
@@ -52,8 +52,8 @@ function locker(path: string): Locker {
       const simple = new SimpleLock(connection!, { rootPath: root });
       found = { acquire: (p) => simple.acquire(split(p).resource) };
     } else {
-      const service = new LockService({ connection: connection!, rootPath: root });
-      found = { acquire: (p) => service.acquire(split(p).resource) };
+      const service = new LockService({ connection: connection!, rootPath: root, rootAclCheck: 'off' });
+      found = { acquire: (p, mode) => service.acquire(split(p).resource, mode ? { mode } : {}) };
     }
     lockers.set(root, found);
   }
@@ -126,8 +126,9 @@ async function uncontended({ path, cycles, fresh }: Extract<Command, { name: 'un
   return { cycles, elapsedNs: Math.round(elapsedNs), cpuNs: (used.user + used.system) * 1000, latenciesNs: latenciesNs.map(Math.round) };
 }
 
-async function contend({ path, callers, startAt, durationMs }: Extract<Command, { name: 'contend' }>): Promise<ContendAnswer> {
+async function contend({ path, callers, startAt, durationMs, readPercent, holdMs }: Extract<Command, { name: 'contend' }>): Promise<ContendAnswer> {
   if (raw) throw new Error(`${impl} has no contended mode`);
+  if (readPercent !== undefined && impl !== 'lockservice') throw new Error(`${impl} has no read/write mode`);
   const lock = locker(path);
   const delay = startAt - Date.now();
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
@@ -135,11 +136,15 @@ async function contend({ path, callers, startAt, durationMs }: Extract<Command, 
   const windowEnd = windowStart + durationMs;
   const waits: number[] = [];
   let allCycles = 0;
-  const loop = async (): Promise<void> => {
+  const loop = async (_: unknown, caller: number): Promise<void> => {
+    let seed = 1 + caller * 7919 + process.pid;
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     while (performance.now() < windowEnd) {
+      const mode = readPercent === undefined ? undefined : random() * 100 < readPercent ? 'read' : 'write';
       const t0 = performance.now();
-      const held = await lock.acquire(path);
+      const held = await lock.acquire(path, mode);
       const t1 = performance.now();
+      if (holdMs) await new Promise((r) => setTimeout(r, holdMs));
       await held.release();
       allCycles += 1;
       if (performance.now() <= windowEnd) waits.push(Math.round((t1 - t0) * 1e6));

@@ -32,6 +32,10 @@ export interface ContentionSettings {
   /** Our implementations to run (default: LockService); Curator runs beside them when available, unless `noCurator`. */
   ours?: Impl[];
   noCurator?: boolean;
+  /** The read/write lock with this share of reads, instead of the exclusive lock. */
+  readPercent?: number;
+  /** Time each operation holds its lock, ms. */
+  holdMs?: number;
   /** Targets against Curator, if any. */
   minRateVsCurator?: number;
   maxRequestsPerCycle?: number;
@@ -82,14 +86,14 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       await Promise.all(
         workers.map((w, i) => w.ask<UncontendedAnswer>({ name: 'uncontended', path: `/bench-${s.id}-warm/${impl}-${i}`, cycles: s.warmupCycles })),
       );
-      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl));
+      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl), s);
     }
     const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
     for (let round = 0; round < s.rounds; round++) {
       ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
       for (const impl of rotate(impls, round)) {
         const before = await readCounters(server.clientPort);
-        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs, mutexes(impl));
+        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs, mutexes(impl), s);
         const after = await readCounters(server.clientPort);
         const counted = answers.reduce((sum, a) => sum + a.cycles, 0);
         const all = answers.reduce((sum, a) => sum + a.allCycles, 0);
@@ -113,10 +117,17 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
 }
 
 /** Every worker runs the same window, starting at the same wall-clock instant. */
-function window(workers: LineWorker[], path: string, callers: number, durationMs: number, mutexes?: 'own'): Promise<ContendAnswer[]> {
+function window(
+  workers: LineWorker[],
+  path: string,
+  callers: number,
+  durationMs: number,
+  mutexes: 'own' | undefined,
+  { readPercent, holdMs }: Pick<ContentionSettings, 'readPercent' | 'holdMs'>,
+): Promise<ContendAnswer[]> {
   const startAt = Date.now() + 300;
   return Promise.all(
-    workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs, mutexes }, durationMs + 120_000)),
+    workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs, mutexes, readPercent, holdMs }, durationMs + 120_000)),
   );
 }
 
@@ -128,7 +139,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
     hasCurator ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator')![i]!.rate)) : undefined;
   const rateRatio = vsCurator('lockservice');
   const rows = impls.map((impl) => ({
-    subject: LABELS[impl]!,
+    subject: s.readPercent === undefined ? LABELS[impl]! : impl === 'curator' ? 'Curator InterProcessReadWriteLock' : `${LABELS[impl]!} (read/write modes)`,
     cells: {
       rate: of(impl, 'rate'),
       p50: of(impl, 'waitP50Ms'),

@@ -1,25 +1,26 @@
 /**
- * TODO(read/write lock): waiting for the recipe, which is being built on main (lib/recipes/).
- * Not run; `npm run bench -- --list` shows it as pending.
- *
- * Intended design, once lib/ exports the read/write lock:
- * - Workers: add `rw-read` / `rw-write` commands to the line protocol (support/protocol.ts), or one
- *   `mixed path=... callers=c readPercent=90 startAt durationMs` command, to lock-worker.ts (ours)
- *   and CuratorBench.java (InterProcessReadWriteLock: readLock()/writeLock() of one instance).
- * - Workload: 8 processes (as in `sessions`), each caller drawing read or write with a fixed-seed
- *   generator at 90% reads, holding each lock for a fixed 1 ms (so reads overlap and writes do not),
- *   3 s windows, 5 rounds alternating ours and Curator.
- * - Report: operations/s, read-wait and write-wait p50/p99, server requests per operation and
- *   notifications per release (a write release should wake the run of readers behind it and no
- *   one else; a read release should wake nobody unless it was the last reader before a writer),
- *   ratios vs Curator. A second row with 100% reads shows the readers-never-wait floor.
- * - Check (to agree with the issue): readers behind readers do not wait; no herd on release.
+ * The read/write lock at 90% reads: 8 processes, one caller each, every operation a read or a
+ * write drawn from a fixed-seed generator, each held for 1 ms (so that reads can overlap and writes
+ * cannot), against Curator's InterProcessReadWriteLock in 8 JVMs. The same contention machinery as
+ * `sessions` (contention.ts): operations per second, waits, requests and notifications per
+ * operation, evenness across processes.
  */
+import { runContention } from './contention.js';
 import type { Workload } from './index.js';
 
 export const readWriteWorkload: Workload = {
   id: 'rwlock',
-  description: 'read/write lock, 90% reads, 8 processes, vs Curator InterProcessReadWriteLock',
-  pending: 'the read/write lock recipe is being built on main; see bench/workloads/read-write.ts for the design',
-  run: () => Promise.reject(new Error('not implemented: waiting for the read/write lock recipe')),
+  description: 'read/write lock, 90% reads held 1 ms, 8 processes, vs Curator InterProcessReadWriteLock',
+  run: (ctx) =>
+    runContention(ctx, {
+      id: 'rwlock',
+      title: `Read/write lock, 90% reads held 1 ms: ${ctx.quick ? 3 : 8} sessions (processes) on one lock`,
+      processes: ctx.quick ? 3 : 8,
+      callersPerProcess: 1,
+      readPercent: 90,
+      holdMs: 1,
+      ...(ctx.quick
+        ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
+        : { warmupCycles: 3000, warmupMs: 1000, durationMs: 3000, rounds: 3 }),
+    }),
 };
