@@ -132,7 +132,7 @@ function window(
 }
 
 function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], rounds: Map<Variant, RoundFigures[]>): WorkloadResult {
-  const curators = impls.filter((i) => i !== 'lockservice');
+  const curators = impls.filter((i) => i === 'curator' || i === 'curator-own');
   const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
   const hasCurator = impls.includes('curator');
   const vsCurator = (impl: Variant): Figure | undefined =>
