@@ -1,15 +1,19 @@
 /**
- * The full fault soak: every fault once, then random faults until the clients have made at least
- * SOAK_ACQUISITIONS (default 10,000) acquisitions; prints the figures and writes them to FAULTS.md.
+ * The full fault soak: every fault once, then random faults, at least as many again and until the
+ * clients have made at least SOAK_ACQUISITIONS (default 10,000) acquisitions; prints the figures and
+ * writes them to FAULTS.md.
  * Run with `npm run test:faults:soak`.
  */
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { FAULTS } from './faults.js';
 import { describeReport, runFaultSuite } from './suite.js';
 
 const minAcquisitions = Number(process.env.SOAK_ACQUISITIONS ?? 10_000);
-const report = await runFaultSuite({ minAcquisitions, log: (line) => console.log(`[soak] ${line}`) });
+// Every fault once, then random ones: at least as many again, and until the acquisitions are made.
+const minFaults = 2 * Object.keys(FAULTS).length;
+const report = await runFaultSuite({ minAcquisitions, minFaults, log: (line) => console.log(`[soak] ${line}`) });
 const lines = describeReport(report);
 console.log(lines.join('\n'));
 const zookeeper = (() => {
@@ -25,7 +29,7 @@ writeFileSync(
   new URL('../../../FAULTS.md', import.meta.url),
   `# Fault suite: latest soak
 
-Command: \`npm run test:faults:soak\` (SOAK_ACQUISITIONS=${minAcquisitions}), run ${new Date().toISOString().slice(0, 10)}.
+Command: \`npm run test:faults:soak\` (SOAK_ACQUISITIONS=${minAcquisitions}, at least ${minFaults} faults), run ${new Date().toISOString().slice(0, 10)}.
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), 3 servers on 127.0.0.1 with 200 ms ticks.
 Clients: 5 Node processes, session timeout 2 s, on three resources (exclusive; read/write; mixed).
 

@@ -11,8 +11,10 @@ import { FaultHarness, type HarnessOptions, type Leftovers } from './harness.js'
 export interface SuiteOptions extends Partial<HarnessOptions> {
   /** Faults to inject in this order; default: every fault once. */
   readonly faults?: readonly string[];
-  /** Soak: keep injecting random faults until the clients made this many acquisitions. */
+  /** Soak: keep injecting random faults until the clients made this many acquisitions... */
   readonly minAcquisitions?: number;
+  /** ...and this many faults were injected in all. */
+  readonly minFaults?: number;
   /** Quiet time between faults, ms. */
   readonly settleMs?: number;
   readonly log?: (line: string) => void;
@@ -58,7 +60,7 @@ export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteRe
       for (;;) {
         const acquisitions = harness.events.filter((e) => e.type === 'granted').length;
         log(`acquisitions so far: ${acquisitions}`);
-        if (acquisitions >= options.minAcquisitions) break;
+        if (acquisitions >= options.minAcquisitions && faultsRun.length >= (options.minFaults ?? 0)) break;
         seed = (seed * 1103515245 + 12345) % 2 ** 31;
         await run(names[seed % names.length]!);
       }
