@@ -7,14 +7,14 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { IncompatibleLockError, InvalidOptionsError, LockLostError, LockServiceClosedError, LockUpgradeError } from './errors.js';
-import { checkRequest, type LockRequest, validateWaitTimeout, waitShared } from './lock-request.js';
-import { contextKey, currentLockContext, type LockContext } from './lock-context.js';
+import { ContextLocks } from './context-locks.js';
+import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
+import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
+import { currentLockContext, type LockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
 import type { LockInspection } from './recipes/inspect.js';
 import { LockRecipes } from './recipes/lock-recipes.js';
-import { ReentrantHandle } from './reentrant-handle.js';
 import { ownerAcl } from './zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
@@ -38,8 +38,8 @@ let services = 0;
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
-  /** Tells this service's locks apart from another LockService's in a shared lock context. */
-  private readonly scope = `s${++services}`;
+  /** This service's locks in the current request's or call's lock context. */
+  private readonly contextLocks = new ContextLocks(`s${++services}`);
   private readonly connection: ZkConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
@@ -197,12 +197,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * With several held (a write and its downgraded read), the write comes first.
    */
   heldLock(resource: string): HeldLockInfo | undefined {
-    const context = currentLockContext();
-    for (const slot of ['write', 'simple', 'semaphore', 'read'] as const) {
-      const entry = context?.live(this.scope, slot, resource);
-      if (entry) return entry.lock;
-    }
-    return undefined;
+    return this.contextLocks.held(currentLockContext(), resource);
   }
 
   /**
@@ -242,77 +237,19 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
-  private async obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    const context = currentLockContext();
-    if (!context) {
-      if (this.closing) throw new LockServiceClosedError(request.resource);
-      return this.take(request, undefined, tryOnly);
-    }
-    const key = contextKey(this.scope, request.slot, request.resource);
-    // Synchronous unless there is something to wait for, so that an acquire registers itself as
-    // pending before the caller can start the next one (Promise.all of a write and a read).
-    const ownWrite = this.ownWriteFirst(context, request);
-    if (ownWrite) await ownWrite;
-    const joined = this.joinHeld(context, key, request);
-    if (joined) return joined;
-    if (this.closing) throw new LockServiceClosedError(request.resource);
-    const shared = context.pending.get(key);
-    if (tryOnly) {
-      if (shared) return null; // this context is still waiting for it: not free right now
-      const lock = await this.take(request, context, true);
-      return lock && ReentrantHandle.join(context, key, lock, request.kind.permits);
-    }
-    if (shared) {
-      // Two holders in one context asking at once share one queue entry (each within its own limits).
-      if (shared.permits !== request.kind.permits) {
-        throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${request.kind.permits}`);
-      }
-      return ReentrantHandle.join(context, key, await waitShared(shared.lock, request), request.kind.permits);
-    }
-    const taking = this.take(request, context, false) as Promise<HeldLock>;
-    context.pending.set(key, { lock: taking, permits: request.kind.permits });
-    const clear = (): void => {
-      if (context.pending.get(key)?.lock === taking) context.pending.delete(key);
-    };
-    taking.then(clear, clear);
-    return ReentrantHandle.join(context, key, await taking, request.kind.permits);
-  }
-
-  /**
-   * A read asked while the same context is still waiting for the write waits for that write first
-   * (then it is a downgrade, granted at once); a write asked while the context waits for the read
-   * could never be granted.
-   */
-  private ownWriteFirst(context: LockContext, request: LockRequest): Promise<unknown> | undefined {
-    if (request.slot === 'read') {
-      const write = context.pending.get(contextKey(this.scope, 'write', request.resource));
-      // The write's own failure is its caller's to report; this read then queues as any read would.
-      return write && waitShared(write.lock.catch(() => undefined), request);
-    }
-    if (request.slot === 'write' && context.pending.has(contextKey(this.scope, 'read', request.resource))) {
-      throw new LockUpgradeError(request.resource);
-    }
-    return undefined;
-  }
-
-  /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
-  private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
-    const { resource, slot } = request;
-    const entry = context.live(this.scope, slot, resource);
-    if (entry) {
-      if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
-        throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
-      }
-      return ReentrantHandle.join(context, key, entry.lock, entry.permits);
-    }
-    if (slot === 'write' && context.live(this.scope, 'read', resource)) throw new LockUpgradeError(resource);
-    return undefined;
+  private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+    return this.contextLocks.obtain(request, tryOnly, {
+      take: (context: LockContext | undefined) => this.take(request, context, tryOnly),
+      assertOpen: () => {
+        if (this.closing) throw new LockServiceClosedError(request.resource);
+      },
+    });
   }
 
   /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
   private async take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
     const data = this.nodeData(request.owner ?? context?.owner);
-    const write = request.slot === 'read' ? context?.live(this.scope, 'write', request.resource) : undefined;
+    const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
     let lock: HeldLock | null;
     if (write) {
       lock = await this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });

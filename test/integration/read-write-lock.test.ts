@@ -14,7 +14,9 @@ describe('read/write lock on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        const connection = await connect();
+        // The longest session the test server allows: a busy machine must not drop connections, which
+        // would add re-reads to the counts these tests make.
+        const connection = await connect({ sessionTimeoutMs: 4000 });
         const counting = countingSessions(connection);
         return { connection, lock: new ReadWriteLock(counting.source, { rootPath }), counts: counting.counts };
       }),

@@ -13,7 +13,9 @@ describe('semaphore on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string, permits: number) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        const connection = await connect();
+        // The longest session the test server allows: a busy machine must not drop connections, which
+        // would add re-reads to the counts these tests make.
+        const connection = await connect({ sessionTimeoutMs: 4000 });
         const counting = countingSessions(connection);
         return { connection, semaphore: new Semaphore(counting.source, { rootPath, permits }), counts: counting.counts };
       }),
