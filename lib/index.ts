@@ -32,3 +32,6 @@ export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/
 export type { HeldLock } from './recipes/held-lock.js';
 export type { LockInspection, LockNodeInfo, LockNodeMode } from './recipes/inspect.js';
 export { encodeResource, MAX_RESOURCE_BYTES } from './zookeeper/paths.js';
+// ACLs for the `acl` option.
+export { ZK_PERMS, digestId } from './zookeeper/zk-acl.js';
+export type { ZkAcl } from './zookeeper/zk-acl.js';
