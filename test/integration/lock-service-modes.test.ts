@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import {
   IncompatibleLockError,
@@ -7,23 +6,16 @@ import {
   LockService,
   LockTimeoutError,
   LockUpgradeError,
-  ZkLockModule,
 } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/lock-context.js';
 import { childrenOf, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService modes, semaphores, several resources and inspect, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
 
-  async function service(rootPath: string) {
-    const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, shutdownGraceMs: 50, rootPath })],
-    }).compile();
-    const application = moduleRef.createNestApplication({ logger: false });
-    await application.init();
-    return { application, locks: application.get(LockService) };
-  }
+  const service = (rootPath: string) => startLockApp(zk, { rootPath });
   /** Runs `fn` as one request would: in a lock context of its own. */
   const inContext = <T>(fn: () => Promise<T>, owner = 'test'): Promise<T> => runInNewLockContext(fn, () => owner);
 

@@ -14,19 +14,13 @@ import {
 } from '../../lib/index.js';
 import { freePorts } from '../support/zk-server.js';
 import { childrenOf, eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService in a Nest application, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
 
-  async function app(options: Partial<ZkLockModuleOptions> = {}) {
-    const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, shutdownGraceMs: 50, ...options })],
-    }).compile();
-    const application = moduleRef.createNestApplication({ logger: false });
-    await application.init();
-    return { application, locks: application.get(LockService) };
-  }
+  const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
 
   it('two applications: one holds, the other waits, withLock releases after the callback', async () => {
     const rootPath = uniqueRoot('svc');

@@ -1,25 +1,18 @@
 import 'reflect-metadata';
-import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, InvalidResourceNameError, LockOperationError, LockService, ZkLockModule, type ZkLockModuleOptions } from '../../lib/index.js';
+import { InvalidOptionsError, InvalidResourceNameError, LockOperationError, type ZkLockModuleOptions } from '../../lib/index.js';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { digestId, ZK_PERMS } from '../../lib/zookeeper/zk-acl.js';
 import { ZkNoAuthError } from '../../lib/zookeeper/zk-errors.js';
 import { randomName, seeded } from '../support/names.js';
 import { childrenOf, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startLockApp } from '../support/lock-app.js';
 
 describe('security: digest identity, ACLs on lock paths, the root ACL check, hostile names', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
 
-  async function service(options: Partial<ZkLockModuleOptions>) {
-    const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, shutdownGraceMs: 50, ...options })],
-    }).compile();
-    const application = moduleRef.createNestApplication({ logger: false });
-    await application.init();
-    return { application, locks: application.get(LockService) };
-  }
+  const service = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
 
   it('with a digest, lock paths let only that identity create and delete, and strangers get a clear error and leave nothing', async () => {
     const rootPath = uniqueRoot('acl');
