@@ -1,9 +1,7 @@
-import { ZkNoNodeError } from '../zookeeper/zk-errors.js';
-import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
 import { ENTRY_KIND, type QueueEntry, sortQueue } from './queue-entry.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
-import { readChildren, untilAnswered } from './session-retry.js';
+import { readChildren, readNode } from './session-retry.js';
 
 /** How a lock node holds or waits. */
 export type LockNodeMode = 'exclusive' | 'read' | 'write' | 'downgraded-read' | 'semaphore' | 'simple';
@@ -106,15 +104,6 @@ function holds(queue: readonly QueueEntry[], index: number, entry: QueueEntry): 
   } catch {
     return false; // entries of another lock type are in the queue: this one cannot hold
   }
-}
-
-function readNode(session: ZkSessionApi, path: string, signal: AbortSignal | undefined): Promise<NodeData | null> {
-  return untilAnswered(session, signal, () =>
-    session.getData(path).catch((error: unknown) => {
-      if (error instanceof ZkNoNodeError) return null;
-      throw error;
-    }),
-  );
 }
 
 function parseData(text: string): Record<string, unknown> | string {

@@ -207,8 +207,13 @@ export class LockQueue {
     } catch (error) {
       if (!(error instanceof ZkNoNodeError)) throw error;
     }
-    for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop, this.acl);
+    await this.ensureRoot(session, stop);
     await createIfMissing(session, parent, 'CONTAINER', stop, this.acl);
+  }
+
+  /** Creates rootPath and its ancestors where missing (persistent, with the configured ACL). */
+  async ensureRoot(session: ZkSessionApi, stop: AbortSignal): Promise<void> {
+    for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop, this.acl);
   }
 }
 

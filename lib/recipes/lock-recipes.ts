@@ -2,8 +2,7 @@ import { InvalidOptionsError } from '../errors.js';
 import type { LockKind } from '../lock-handle.js';
 import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
-import { createIfMissing, type SessionSource } from './lock-queue.js';
-import { pathPrefixes } from '../zookeeper/paths.js';
+import type { SessionSource } from './lock-queue.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
@@ -59,9 +58,9 @@ export class LockRecipes {
    * with the configured ACL. Returns what is wrong, or undefined.
    */
   async rootAclProblem(ownerDigest: string | undefined): Promise<string | undefined> {
-    const { rootPath, acl } = this.runtime;
+    const { rootPath } = this.runtime;
     const session = await this.runtime.sessions.session();
-    for (const path of pathPrefixes(rootPath)) await createIfMissing(session, path, 'PERSISTENT', AbortSignal.timeout(this.runtime.connectWaitMs), acl);
+    await this.runtime.queue.ensureRoot(session, AbortSignal.timeout(this.runtime.connectWaitMs));
     const current = await session.getAcl(rootPath);
     const strangers = strangersWhoMayWrite(current, ownerDigest && digestId(ownerDigest));
     if (strangers.length === 0) return undefined;

@@ -1,6 +1,6 @@
 import type { ZkStat } from '../zookeeper/native-client.js';
 import { ZkConnectionLossError, ZkNoNodeError } from '../zookeeper/zk-errors.js';
-import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 
 /**
  * Runs a request until it gets an answer: after each connection loss, waits for the connection to
@@ -34,6 +34,16 @@ export function readChildren(session: ZkSessionApi, parent: string, stop: AbortS
   return untilAnswered(session, stop, () =>
     session.getChildren(parent).catch((error: unknown) => {
       if (error instanceof ZkNoNodeError) return { children: [], stat: EMPTY_STAT };
+      throw error;
+    }),
+  );
+}
+
+/** Reads a node, retrying through connection loss; null when it does not exist. */
+export function readNode(session: ZkSessionApi, path: string, stop: AbortSignal | undefined): Promise<NodeData | null> {
+  return untilAnswered(session, stop, () =>
+    session.getData(path).catch((error: unknown) => {
+      if (error instanceof ZkNoNodeError) return null;
       throw error;
     }),
   );

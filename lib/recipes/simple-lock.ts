@@ -1,11 +1,10 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import { pathPrefixes } from '../zookeeper/paths.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { HeldLock } from './held-lock.js';
 import { IncompatibleQueueError } from './lock-driver.js';
-import { createIfMissing, type QueueGrant, type SessionSource } from './lock-queue.js';
+import type { QueueGrant, SessionSource } from './lock-queue.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
-import { formatToken, untilAnswered } from './session-retry.js';
+import { formatToken, readNode } from './session-retry.js';
 import { waitForChange } from './wait-for-change.js';
 
 let nonce = 0;
@@ -24,11 +23,9 @@ let nonce = 0;
  */
 export class SimpleLock implements LockRecipe {
   private readonly runtime: RecipeRuntime;
-  private readonly rootAncestors: string[];
 
   constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
     this.runtime = runtimeOf(source, options);
-    this.rootAncestors = pathPrefixes(this.runtime.rootPath);
   }
 
   async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
@@ -85,17 +82,17 @@ export class SimpleLock implements LockRecipe {
           let node = await read;
           if (error instanceof ZkNoNodeError) {
             createSent = false;
-            for (const ancestor of this.rootAncestors) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
+            await this.runtime.queue.ensureRoot(session, stop);
             continue;
           }
           if (error instanceof ZkConnectionLossError) {
-            const now = await this.readNode(session, path, stop);
+            const now = await readNode(session, path, stop);
             if (now && isOurs(now)) return grantOf(now);
             continue;
           }
           if (!(error instanceof ZkNodeExistsError)) throw error;
           // The read sent with the create failed (a dropped connection): read the holder again.
-          node ??= await this.readNode(session, path, stop);
+          node ??= await readNode(session, path, stop);
           if (node && isOurs(node)) return grantOf(node); // an earlier create of ours, whose reply was lost
           createSent = false;
           if (node && node.stat.ephemeralOwner === '0') {
@@ -106,7 +103,7 @@ export class SimpleLock implements LockRecipe {
           await waitForChange(session, [path], stop);
           continue;
         }
-        const node = (await read) ?? (await this.readNode(session, path, stop));
+        const node = (await read) ?? (await readNode(session, path, stop));
         if (node && isOurs(node)) return grantOf(node);
         // Our node went between the create and the read: only the session's end deletes it.
         throw session.lost.reason ?? new ZkSessionLostError('getData', path);
@@ -138,19 +135,10 @@ export class SimpleLock implements LockRecipe {
     );
   }
 
-  private readNode(session: ZkSessionApi, path: string, stop: AbortSignal | undefined): Promise<NodeData | null> {
-    return untilAnswered(session, stop, () =>
-      session.getData(path).catch((error: unknown) => {
-        if (error instanceof ZkNoNodeError) return null;
-        throw error;
-      }),
-    );
-  }
-
   /** After giving up with a create of unknown outcome: delete the node if it turns out to be ours. */
   private removeIfOurs(session: ZkSessionApi, path: string, isOurs: (node: NodeData | null) => boolean): void {
     const run = async (): Promise<void> => {
-      const node = await this.readNode(session, path, undefined);
+      const node = await readNode(session, path, undefined);
       if (isOurs(node)) await this.runtime.remover.remove(session, path);
     };
     run().catch((error: unknown) => {
