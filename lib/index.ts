@@ -6,6 +6,7 @@ export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, Lock
 export { DistributedLock } from './distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
+export { ZkLockViewModule, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
 export { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 export {
   ZkLockError,

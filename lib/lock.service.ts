@@ -14,6 +14,7 @@ import { currentLockContext, type LockContext } from './lock-context.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
 import type { LockInspection } from './recipes/inspect.js';
+import { type InspectAllOptions, inspectAll, type LockOverview } from './recipes/inspect-all.js';
 import { LockRecipes } from './recipes/lock-recipes.js';
 import { ownerAcl } from './zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
@@ -206,6 +207,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   inspect(resource: string, options: { signal?: AbortSignal } = {}): Promise<LockInspection> {
     return this.recipes.inspect(resource, options.signal);
+  }
+
+  /**
+   * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource.
+   * Read-only: never creates rootPath. For dashboards such as ZkLockViewModule.
+   */
+  inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
+    return inspectAll(this.recipes.runtime, options);
   }
 
   /** The ZooKeeper connection's state. */

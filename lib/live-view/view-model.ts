@@ -1,0 +1,117 @@
+import { ageOf, type LockOverview } from '../recipes/inspect-all.js';
+import type { LockInspection, LockNodeInfo, LockNodeMode } from '../recipes/inspect.js';
+
+/**
+ * The live view's JSON (GET /<path>/data, and `nestjs-zk-lock inspect --json`): the overview
+ * flattened for display, with every node's age computed on the reader's side.
+ */
+export interface LockViewData {
+  readonly rootPath: string;
+  /** When ZooKeeper was read (ISO 8601, the reading process's clock). */
+  readonly readAt: string;
+  readonly locks: LockViewEntry[];
+}
+
+export interface LockViewEntry {
+  readonly resource: string;
+  /** The resource's znode. */
+  readonly path: string;
+  /** `exclusive`, `read/write`, `semaphore` or `simple`, from the modes of its nodes. */
+  readonly kind: string;
+  /** The semaphore's permit count, for a semaphore. */
+  readonly permits?: number;
+  readonly holders: LockViewNode[];
+  /** In queue order: the first is next. */
+  readonly waiters: LockViewNode[];
+}
+
+export interface LockViewNode {
+  readonly node: string;
+  readonly mode: LockNodeMode;
+  /** The owning ZooKeeper session, hex. */
+  readonly sessionId: string;
+  readonly sequence?: number;
+  /** When the node was created (ISO 8601, ZooKeeper's clock). */
+  readonly createdAt?: string;
+  /**
+   * ms since the node was created, as of `readAt`: for a waiter, how long it has waited; for a
+   * holder, how long since it queued (its wait plus its hold so far). Reader's clock minus
+   * ZooKeeper's, so clock skew between them shifts it; never negative.
+   */
+  readonly ageMs?: number;
+  /** From the node's data as LockService writes it (`{ host, pid, owner }`). */
+  readonly owner?: string;
+  readonly host?: string;
+  readonly pid?: number;
+  /** The node's data as text, when it is not LockService's JSON. */
+  readonly data?: string;
+}
+
+export function toViewData(overview: LockOverview): LockViewData {
+  return {
+    rootPath: overview.rootPath,
+    readAt: overview.readAt.toISOString(),
+    locks: overview.locks.map((lock) => toEntry(lock, overview.readAt)),
+  };
+}
+
+function toEntry(lock: LockInspection, readAt: Date): LockViewEntry {
+  const nodes = [...lock.holders, ...lock.waiters];
+  const permits = nodes.find((node) => node.permits !== undefined)?.permits;
+  return {
+    resource: lock.resource,
+    path: lock.path,
+    kind: kindOf(nodes),
+    ...(permits === undefined ? {} : { permits }),
+    holders: lock.holders.map((node) => toNode(node, readAt)),
+    waiters: lock.waiters.map((node) => toNode(node, readAt)),
+  };
+}
+
+function kindOf(nodes: readonly LockNodeInfo[]): string {
+  const modes = new Set(nodes.map((node) => node.mode));
+  if (modes.has('simple')) return 'simple';
+  if (modes.has('semaphore')) return 'semaphore';
+  if (modes.has('read') || modes.has('write') || modes.has('downgraded-read')) return 'read/write';
+  return 'exclusive';
+}
+
+function toNode(info: LockNodeInfo, readAt: Date): LockViewNode {
+  const age = ageOf(info.createdAt, readAt);
+  const about = typeof info.data === 'string' ? { data: info.data } : describedBy(info.data);
+  return {
+    node: info.node,
+    mode: info.mode,
+    sessionId: info.sessionId,
+    ...(info.sequence === undefined ? {} : { sequence: info.sequence }),
+    ...(info.createdAt ? { createdAt: info.createdAt.toISOString() } : {}),
+    ...(age === undefined ? {} : { ageMs: age }),
+    ...about,
+  };
+}
+
+/** Only the fields LockService writes, each only with the type it writes: the rest is not ours to show. */
+function describedBy(data: Record<string, unknown>): Pick<LockViewNode, 'owner' | 'host' | 'pid' | 'data'> {
+  const out: { owner?: string; host?: string; pid?: number; data?: string } = {};
+  if (typeof data.owner === 'string') out.owner = data.owner;
+  if (typeof data.host === 'string') out.host = data.host;
+  if (typeof data.pid === 'number') out.pid = data.pid;
+  if (Object.keys(out).length === 0) out.data = JSON.stringify(data);
+  return out;
+}
+
+/** `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`: the same format the page uses. */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return '?';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.floor(s);
+  if (whole < 3600) return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
+  return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole / 60) % 60).padStart(2, '0')} min`;
+}
+
+/** A lock's kind as one label: `semaphore (3 permits)`, `read/write`, ... */
+export function kindLabel(entry: LockViewEntry): string {
+  return entry.permits === undefined ? entry.kind : `${entry.kind} (${entry.permits} permits)`;
+}
