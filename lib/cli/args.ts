@@ -1,0 +1,113 @@
+import { parseArgs } from 'node:util';
+
+/** A command line the CLI cannot run: the message says what to change. Exit code 2. */
+export class CliUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliUsageError';
+  }
+}
+
+export interface InspectArgs {
+  /** `host:port[,host:port][/chroot]` */
+  readonly connect: string;
+  /** @default '/locks' */
+  readonly root: string;
+  readonly digest: string | undefined;
+  readonly watch: boolean;
+  /** Between refreshes (--watch) and the page's polls (--serve), in ms. @default 2000 */
+  readonly intervalMs: number;
+  readonly json: boolean;
+  readonly serve: boolean;
+  /** Port for --serve, on 127.0.0.1; 0 picks a free one. @default 7181 */
+  readonly port: number;
+  /** How long to wait for ZooKeeper (the first session, then each read), in ms. @default 10000 */
+  readonly timeoutMs: number;
+}
+
+export type Command = { name: 'help' } | { name: 'inspect'; args: InspectArgs };
+
+export const USAGE = `Usage: nestjs-zk-lock inspect --connect host:port[,host:port] [options]
+
+Shows every lock under the root path: its holders and its waiters in queue order, with how long
+each has been in the queue.
+
+Options:
+  --connect <hosts>      ZooKeeper servers, e.g. 127.0.0.1:2181 or zk1:2181,zk2:2181/chroot (required)
+  --root <path>          root path of the locks (default: /locks)
+  --digest <user:pass>   digest credential, if the lock paths need one to be read; the
+                         ZK_LOCK_DIGEST environment variable keeps it out of the process list
+  --watch                refresh until Ctrl+C
+  --interval <ms>        refresh interval for --watch and --serve (default: 2000)
+  --json                 print JSON instead of a table (one line per refresh with --watch)
+  --serve                serve the live page on http://127.0.0.1:<port>/ until Ctrl+C
+  --port <n>             port for --serve, 0 for any free one (default: 7181)
+  --timeout <ms>         how long to wait for ZooKeeper to answer (default: 10000)
+  -h, --help             show this help
+`;
+
+const DEFAULTS = { root: '/locks', intervalMs: 2000, port: 7181, timeoutMs: 10_000 };
+
+/** Parses `process.argv.slice(2)`. @throws CliUsageError */
+export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        connect: { type: 'string' },
+        root: { type: 'string' },
+        digest: { type: 'string' },
+        watch: { type: 'boolean' },
+        interval: { type: 'string' },
+        json: { type: 'boolean' },
+        serve: { type: 'boolean' },
+        port: { type: 'string' },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new CliUsageError(`${error instanceof Error ? error.message : String(error)}. Run nestjs-zk-lock --help for the options.`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { name: 'help' };
+  if (positionals.length === 0) throw new CliUsageError('Missing command: the only one is `inspect`. Run nestjs-zk-lock --help.');
+  if (positionals[0] !== 'inspect' || positionals.length > 1) {
+    throw new CliUsageError(`Unknown command "${positionals.join(' ')}": the only one is \`inspect\`. Run nestjs-zk-lock --help.`);
+  }
+  if (!values.connect) {
+    throw new CliUsageError('--connect is required: the ZooKeeper servers, e.g. --connect 127.0.0.1:2181');
+  }
+  if (values.serve && values.json) throw new CliUsageError('--serve and --json do not go together: pick one');
+  if (values.serve && values.watch) throw new CliUsageError('--serve refreshes the page by itself: drop --watch');
+  if (values.interval !== undefined && !values.watch && !values.serve) {
+    throw new CliUsageError('--interval needs --watch or --serve');
+  }
+  if (values.port !== undefined && !values.serve) throw new CliUsageError('--port needs --serve');
+  return {
+    name: 'inspect',
+    args: {
+      connect: values.connect,
+      root: values.root ?? DEFAULTS.root,
+      digest: values.digest ?? (env.ZK_LOCK_DIGEST || undefined),
+      watch: values.watch ?? false,
+      intervalMs: integer(values.interval, '--interval', DEFAULTS.intervalMs, 100, 3_600_000),
+      json: values.json ?? false,
+      serve: values.serve ?? false,
+      port: integer(values.port, '--port', DEFAULTS.port, 0, 65_535),
+      timeoutMs: integer(values.timeout, '--timeout', DEFAULTS.timeoutMs, 100, 600_000),
+    },
+  };
+}
+
+function integer(text: string | undefined, flag: string, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new CliUsageError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}

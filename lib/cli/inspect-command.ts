@@ -1,0 +1,122 @@
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { ZkLockError } from '../errors.js';
+import { PAGE_HEADERS, renderPage } from '../live-view/page.js';
+import { type LockViewData, toViewData } from '../live-view/view-model.js';
+import { inspectAll } from '../recipes/inspect-all.js';
+import { RecipeRuntime } from '../recipes/recipe-runtime.js';
+import { ZkConnection } from '../zookeeper/zk-connection.js';
+import { CliUsageError, type InspectArgs } from './args.js';
+import { formatHeading, formatTable } from './table.js';
+
+/** Where the command writes; the process's streams, or a test's. */
+export interface Output {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/**
+ * `nestjs-zk-lock inspect`: one read of every lock under --root, printed; or repeated (--watch);
+ * or served as the live page (--serve). Read-only: it never creates rootPath or any node.
+ * Resolves when done (--watch and --serve run until `stop` aborts).
+ */
+export async function runInspect(args: InspectArgs, output: Output, stop: AbortSignal): Promise<void> {
+  const { connection, runtime } = open(args);
+  try {
+    await connection.connect();
+    const read = async (): Promise<LockViewData> =>
+      toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) }));
+    if (args.serve) return await serve(args, read, output, stop);
+    if (!args.watch) {
+      const view = await read();
+      output.out(args.json ? `${JSON.stringify(view, null, 2)}\n` : `${formatHeading(view)}\n\n${formatTable(view)}`);
+      return;
+    }
+    await watch(args, read, output, stop);
+  } finally {
+    connection.close();
+  }
+}
+
+/** Options turned into a connection and a runtime, with the CLI's flag names in any complaint. */
+function open(args: InspectArgs): { connection: ZkConnection; runtime: RecipeRuntime } {
+  let connection: ZkConnection;
+  try {
+    connection = new ZkConnection({
+      connectionString: args.connect,
+      connectTimeoutMs: args.timeoutMs,
+      ...(args.digest === undefined ? {} : { digest: args.digest }),
+    });
+  } catch (error) {
+    throw new CliUsageError(`Bad --connect or --digest: ${messageOf(error)}`);
+  }
+  try {
+    return { connection, runtime: new RecipeRuntime(connection, { rootPath: args.root }) };
+  } catch (error) {
+    throw new CliUsageError(`Bad --root: ${messageOf(error)}`);
+  }
+}
+
+async function watch(args: InspectArgs, read: () => Promise<LockViewData>, output: Output, stop: AbortSignal): Promise<void> {
+  const clear = !args.json && process.stdout.isTTY ? '\u001b[2J\u001b[H' : '';
+  while (!stop.aborted) {
+    try {
+      const view = await read();
+      if (args.json) output.out(`${JSON.stringify(view)}\n`);
+      else output.out(`${clear}${formatHeading(view)} (every ${args.intervalMs} ms; Ctrl+C stops)\n\n${formatTable(view)}\n`);
+    } catch (error) {
+      if (stop.aborted) return;
+      // The connection reconnects by itself: say so and try again at the next tick.
+      output.err(`Could not read the locks (will retry): ${messageOf(error)}\n`);
+    }
+    await sleep(args.intervalMs, stop);
+  }
+}
+
+async function serve(args: InspectArgs, read: () => Promise<LockViewData>, output: Output, stop: AbortSignal): Promise<void> {
+  const page = renderPage(args.intervalMs);
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method !== 'GET') {
+      response.writeHead(405, { Allow: 'GET' }).end();
+    } else if (path === '/') {
+      response.writeHead(200, PAGE_HEADERS).end(page);
+    } else if (path === '/data') {
+      read().then(
+        (view) => response.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(view)),
+        (error: unknown) => response.writeHead(503, { 'Content-Type': 'text/plain' }).end(`Could not read the locks: ${messageOf(error)}`),
+      );
+    } else {
+      response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found: the page is at / and its JSON at /data');
+    }
+  });
+  server.listen(args.port, '127.0.0.1');
+  try {
+    await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
+  } catch (error) {
+    throw new CliUsageError(`Cannot serve on 127.0.0.1:${args.port} (${messageOf(error)}): pick another --port, or --port 0 for any free one`);
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : args.port;
+  output.out(`Serving the live view of ${args.root} at http://127.0.0.1:${port}/ (Ctrl+C stops)\n`);
+  await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+function sleep(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    stop.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ZkLockError || error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+import { CliUsageError, parseCommand, USAGE } from './args.js';
+import { messageOf, runInspect } from './inspect-command.js';
+
+/**
+ * The `nestjs-zk-lock` command. Exit codes: 0 done, 1 ZooKeeper could not be read, 2 bad command line.
+ */
+async function main(argv: readonly string[]): Promise<number> {
+  const output = { out: (text: string) => process.stdout.write(text), err: (text: string) => process.stderr.write(text) };
+  let command;
+  try {
+    command = parseCommand(argv);
+  } catch (error) {
+    process.stderr.write(`nestjs-zk-lock: ${messageOf(error)}\n`);
+    return 2;
+  }
+  if (command.name === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  try {
+    await runInspect(command.args, output, stop.signal);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`nestjs-zk-lock: ${messageOf(error)}\n`);
+    return error instanceof CliUsageError ? 2 : 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,44 @@
+import { formatDuration, kindLabel, type LockViewData, type LockViewNode } from '../live-view/view-model.js';
+
+const HEADERS = ['RESOURCE', 'KIND', 'ROLE', 'MODE', 'OWNER', 'HOST', 'PID', 'SESSION', 'IN QUEUE FOR'];
+
+/**
+ * The locks as a text table, one row per holder or waiter. Names and owners are whatever the
+ * applications wrote: control characters are escaped so that they cannot drive the terminal.
+ */
+export function formatTable(view: LockViewData): string {
+  if (view.locks.length === 0) return `No lock is held or waited for under ${printable(view.rootPath)}.\n`;
+  const rows: string[][] = [];
+  for (const lock of view.locks) {
+    const nodes: [string, LockViewNode][] = [
+      ...lock.holders.map((node): [string, LockViewNode] => ['holder', node]),
+      ...lock.waiters.map((node, i): [string, LockViewNode] => [`waiter #${i + 1}`, node]),
+    ];
+    nodes.forEach(([role, node], i) => {
+      rows.push([
+        i === 0 ? lock.resource : '',
+        i === 0 ? kindLabel(lock) : '',
+        role,
+        node.mode,
+        node.owner ?? node.data ?? '',
+        node.host ?? '',
+        node.pid === undefined ? '' : String(node.pid),
+        node.sessionId,
+        formatDuration(node.ageMs),
+      ]);
+    });
+  }
+  const cells = [HEADERS, ...rows].map((row) => row.map(printable));
+  const widths = HEADERS.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
+  return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** The header line above a table. */
+export function formatHeading(view: LockViewData): string {
+  const count = view.locks.length === 1 ? '1 lock' : `${view.locks.length} locks`;
+  return `${count} under ${printable(view.rootPath)}, read at ${view.readAt}`;
+}
+
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
