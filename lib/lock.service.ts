@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { Observable } from 'rxjs';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -11,6 +12,8 @@ import { ContextLocks } from './context-locks.js';
 import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext } from './lock-context.js';
+import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
+import { type LockEvent, LockEvents, type LockSessionInfo } from './lock-events.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
 import type { LockInspection } from './recipes/inspect.js';
@@ -56,6 +59,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private allReleased: (() => void) | undefined;
   private readonly shutdownGraceMs: number;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
+  private readonly events = new LockEvents();
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
@@ -76,6 +80,17 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       acl: options.acl ?? (digest ? ownerAcl(digest) : undefined),
       connectWaitMs: this.connection.connectTimeoutMs,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
+    });
+    const logLevel = logEventsLevel(options.logEvents);
+    if (logLevel) logLockEvents(this.events.events$, this.logger, logLevel);
+    this.connection.onStateChange((state, sessionId) => {
+      if (state === 'lost') {
+        this.logger.warn(
+          `ZooKeeper session 0x${sessionId} was lost: every lock held through it is lost (its holder's signal aborted ` +
+            'with LockLostError). Opening a new session.',
+        );
+      }
+      this.events.connection(state, sessionId);
     });
   }
 
@@ -227,6 +242,31 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return this.connection.onStateChange(listener);
   }
 
+  /**
+   * Every acquire's course (requested, then acquired, timed-out, aborted or failed; a handle's
+   * release; the loss of a lock taken from ZooKeeper) and the connection's state changes. Hot and
+   * synchronous, nothing replayed: subscribe before the locks you want to hear about are taken.
+   * While no one subscribes, the lock path builds no events at all.
+   */
+  get events$(): Observable<LockEvent> {
+    return this.events.events$;
+  }
+
+  /** The session as a health check reports it: connect string, state, id, timeout, locks held. */
+  sessionInfo(): LockSessionInfo {
+    // A supplied connection may be an in-memory one, with no connect string or negotiated timeout.
+    const { connectionString, negotiatedSessionTimeoutMs } = this.connection as Partial<
+      Pick<ZkConnection, 'connectionString' | 'negotiatedSessionTimeoutMs'>
+    >;
+    return {
+      connectionString: connectionString ?? '(supplied connection)',
+      state: this.connection.state,
+      sessionId: this.connection.sessionId,
+      sessionTimeoutMs: negotiatedSessionTimeoutMs,
+      heldLocks: this.held.size,
+    };
+  }
+
   private requestOf(resource: string, kind: LockKind, options: AcquireOptions): LockRequest {
     return checkRequest(resource, kind, options, this.defaultWaitTimeoutMs);
   }
@@ -247,12 +287,15 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    return this.contextLocks.obtain(request, tryOnly, {
+    const taker = {
       take: (context: LockContext | undefined) => this.take(request, context, tryOnly),
       assertOpen: () => {
         if (this.closing) throw new LockServiceClosedError(request.resource);
       },
-    });
+    };
+    if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly, taker);
+    const owner = request.owner ?? currentLockContext()?.owner;
+    return this.events.observe(request, tryOnly, owner, taker, (observed) => this.contextLocks.obtain(request, tryOnly, observed));
   }
 
   /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
