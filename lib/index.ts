@@ -28,6 +28,8 @@ export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } fr
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
 export { FairLock, ReadWriteLock, Semaphore, QueueLock, MAX_PERMITS } from './recipes/queue-lock.js';
 export { SimpleLock } from './recipes/simple-lock.js';
+export { CohortLock } from './recipes/cohort-lock.js';
+export type { CohortOptions } from './recipes/cohort-lock.js';
 export { RecipeRuntime, DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
 export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/recipe-runtime.js';
 export type { HeldLock } from './recipes/held-lock.js';

@@ -1,3 +1,4 @@
+import type { CohortOptions } from './recipes/cohort-lock.js';
 import type { ZkAcl } from './zookeeper/zk-acl.js';
 import type { ZkConnection, ZkConnectionOptions } from './zookeeper/zk-connection.js';
 

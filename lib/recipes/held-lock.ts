@@ -3,7 +3,17 @@ import type { LockHandle } from '../lock-handle.js';
 import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { QueueGrant } from './lock-queue.js';
-import type { NodeRemover } from './node-remover.js';
+
+/**
+ * How a held lock gives its node back: the NodeRemover deletes it; a cohort may instead hand it to
+ * the next caller of the same process.
+ */
+export interface NodeRelease {
+  /** 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost). */
+  removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'>;
+  /** From now on, this holder's release must delete the node (no handoff): a read was taken under it. */
+  pinNode?(): void;
+}
 
 type State = 'held' | 'releasing' | 'released' | 'lost';
 
@@ -17,7 +27,7 @@ export class HeldLock implements LockHandle {
   constructor(
     readonly resource: string,
     private readonly grant: QueueGrant,
-    private readonly remover: NodeRemover,
+    private readonly remover: NodeRelease,
     /** Told once when the handle stops being held (released or lost). */
     private readonly onEnd: (lock: HeldLock) => void = () => undefined,
   ) {
@@ -42,6 +52,14 @@ export class HeldLock implements LockHandle {
   /** The lock node's full path. */
   get path(): string {
     return this.grant.path;
+  }
+
+  /**
+   * The node must be deleted when this holder releases it, not handed on within the process (a
+   * downgraded read now stands behind it in the queue).
+   */
+  pinNode(): void {
+    this.remover.pinNode?.();
   }
 
   isHeld(): boolean {

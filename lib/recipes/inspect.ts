@@ -32,6 +32,11 @@ export interface LockInspection {
   readonly recipe: 'none' | 'queue' | 'simple';
   readonly holders: LockNodeInfo[];
   readonly waiters: LockNodeInfo[];
+  /**
+   * Callers of this process waiting in its cohort queue (behind its own node, or for it), which
+   * ZooKeeper does not see. Set by LockService and LockRecipes.
+   */
+  readonly localWaiters?: number;
 }
 
 const MODES: Record<string, LockNodeMode> = {

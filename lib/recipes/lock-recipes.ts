@@ -7,6 +7,17 @@ import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
 import { SimpleLock } from './simple-lock.js';
+import { CohortLock, type CohortOptions } from './cohort-lock.js';
+
+export interface LockRecipesOptions extends RecipeOptions {
+  /**
+   * The cohort queue for exclusive and write locks: callers of this process that want the same
+   * lock share one ZooKeeper node and pass the lock between them locally (bounded when others
+   * wait). `false` gives every caller its own node.
+   * @default {} (on, with CohortLock's defaults)
+   */
+  cohort?: CohortOptions | false;
+}
 
 const MODES = new Set(['exclusive', 'read', 'write', 'simple']);
 
@@ -16,13 +27,19 @@ export class LockRecipes {
   readonly fair: FairLock;
   readonly readWrite: ReadWriteLock;
   readonly simple: SimpleLock;
+  /** What exclusive and write requests use: the cohort in front of the queue, or the queue itself. */
+  readonly exclusive: LockRecipe;
+  readonly write: LockRecipe;
   private readonly semaphores = new Map<number, Semaphore>();
 
-  constructor(sessions: SessionSource, options: RecipeOptions = {}) {
+  constructor(sessions: SessionSource, options: LockRecipesOptions = {}) {
     this.runtime = new RecipeRuntime(sessions, options);
     this.fair = new FairLock(this.runtime);
     this.readWrite = new ReadWriteLock(this.runtime);
     this.simple = new SimpleLock(this.runtime);
+    const cohort = options.cohort ?? {};
+    this.exclusive = cohort === false ? this.fair : new CohortLock(this.fair, cohort);
+    this.write = cohort === false ? this.readWrite.write : new CohortLock(this.readWrite.write, cohort);
   }
 
   /** The recipe for a mode or a semaphore's permits (validated). */
@@ -40,16 +57,17 @@ export class LockRecipes {
       case 'read':
         return this.readWrite.read;
       case 'write':
-        return this.readWrite.write;
+        return this.write;
       case 'simple':
         return this.simple;
       default:
-        return this.fair;
+        return this.exclusive;
     }
   }
 
   /** A read lock under a held write or exclusive lock. */
   downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock> {
+    writeLock.pinNode(); // the read stands behind the write's node: the node may not pass to a local caller
     return this.readWrite.downgrade(writeLock, options);
   }
 
@@ -73,8 +91,13 @@ export class LockRecipes {
     );
   }
 
-  inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {
-    return inspectLock(this.runtime, resource, signal);
+  async inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {
+    const inspection = await inspectLock(this.runtime, resource, signal);
+    let localWaiters = 0;
+    for (const recipe of [this.exclusive, this.write]) {
+      if (recipe instanceof CohortLock) localWaiters += recipe.localWaiters(resource);
+    }
+    return { ...inspection, localWaiters };
   }
 }
 

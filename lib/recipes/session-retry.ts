@@ -49,10 +49,20 @@ export function readNode(session: ZkSessionApi, path: string, stop: AbortSignal 
   );
 }
 
+/** Most holders one ZooKeeper grant can serve within a process (a cohort's local handoffs). */
+export const MAX_HANDOFFS_PER_GRANT = 999_999;
+
 /**
- * A fencing token: a zxid as 20 zero-padded digits. 20 digits hold any 64-bit zxid, so tokens compare
- * correctly as strings and as BigInts.
+ * A fencing token: the grant's zxid as 20 zero-padded digits (any 64-bit zxid fits), then which
+ * holder of that grant it is, as 6 (0 for the grant itself; a cohort hands one grant to several
+ * callers of its process in turn). Fixed width, so tokens compare correctly as strings and as
+ * BigInts, and every token of a later grant exceeds every token of an earlier one.
  */
-export function formatToken(zxid: number): string {
-  return zxid.toString().padStart(20, '0');
+export function formatToken(zxid: number, handoff = 0): string {
+  return zxid.toString().padStart(20, '0') + handoff.toString().padStart(6, '0');
+}
+
+/** The token of the `handoff`-th holder of the grant whose own token is `grantToken`. */
+export function handoffToken(grantToken: string, handoff: number): string {
+  return grantToken.slice(0, 20) + handoff.toString().padStart(6, '0');
 }

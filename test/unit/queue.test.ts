@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exclusiveDriver } from '../../lib/recipes/lock-driver.js';
-import { formatToken } from '../../lib/recipes/session-retry.js';
+import { formatToken, handoffToken } from '../../lib/recipes/session-retry.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
 
 describe('queue entries', () => {
@@ -33,9 +33,18 @@ describe('exclusive driver', () => {
 describe('fencing tokens', () => {
   it('compare the same way as strings and as BigInts', () => {
     const zxids = [0, 9, 10, 4294967296, 4294967297, 2 ** 52 + 5];
-    const tokens = zxids.map(formatToken);
-    expect(tokens.every((t) => t.length === 20)).toBe(true);
+    const tokens = zxids.map((zxid) => formatToken(zxid));
+    expect(tokens.every((t) => t.length === 26)).toBe(true);
     expect([...tokens].reverse().sort()).toEqual(tokens);
-    expect(tokens.map((t) => BigInt(t))).toEqual(zxids.map((z) => BigInt(z)));
+    expect(tokens.map((t) => BigInt(t))).toEqual(zxids.map((z) => BigInt(z) * 1_000_000n));
+  });
+  it('grow with each holder of one grant, and every token of a later grant is higher', () => {
+    const grant = formatToken(4294967296);
+    const handed = [1, 2, 999_999].map((n) => handoffToken(grant, n));
+    const next = formatToken(4294967297);
+    const all = [grant, ...handed, next];
+    expect([...all].reverse().sort()).toEqual(all);
+    expect(all.map((t) => BigInt(t))).toEqual([...all].map((t) => BigInt(t)).sort((a, b) => (a < b ? -1 : 1)));
+    expect(handed[2]).toBe('00000000004294967296999999');
   });
 });

@@ -1,0 +1,170 @@
+import 'reflect-metadata';
+import { describe, expect, it } from 'vitest';
+import { CohortLock, FairLock, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
+import { runInNewLockContext } from '../../lib/lock-context.js';
+import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import { startLockApp } from '../support/lock-app.js';
+import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the cohort queue: callers of one process share one ZooKeeper node, on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+
+  it('passes the lock between local callers without a request to ZooKeeper, one holder at a time, each with a higher token', async () => {
+    const rootPath = uniqueRoot('cohort-local');
+    const connection = await connect();
+    const { source, counts } = countingSessions(connection);
+    const cohort = new CohortLock(new FairLock(source, { rootPath }));
+    await (await cohort.acquire('hot')).release(); // creates rootPath and the lock's parent
+    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
+    let inside = 0;
+    let most = 0;
+    const tokens: string[] = [];
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const lock = await cohort.acquire('hot');
+        inside += 1;
+        most = Math.max(most, inside);
+        tokens.push(lock.fencingToken);
+        await tick();
+        inside -= 1;
+        await lock.release();
+      }),
+    );
+    expect(most).toBe(1);
+    expect(tokens).toHaveLength(50);
+    expect([...tokens].sort()).toEqual(tokens); // granted in increasing token order
+    expect(new Set(tokens).size).toBe(50);
+    expect(BigInt(tokens[49]!)).toBeGreaterThan(BigInt(tokens[0]!));
+    // One node for all fifty: nobody else waited, so no handoff needed to look at ZooKeeper.
+    expect(counts.create).toBe(1);
+    expect(counts.delete).toBe(1);
+    expect(await childrenOf(connection, `${rootPath}/hot`)).toEqual([]);
+  });
+
+  it("gives the node back after maxHandoffs when another process's caller waits, and the rest queue behind it", async () => {
+    const rootPath = uniqueRoot('cohort-bound');
+    const [a, b, observer] = [await connect(), await connect(), await connect()];
+    const local = new CohortLock(new FairLock(a, { rootPath }), { maxHandoffs: 2, maxHoldMs: 60_000 });
+    const other = new FairLock(b, { rootPath });
+    const order: string[] = [];
+    const first = await local.acquire('r');
+    order.push('a0');
+    const locals = Array.from({ length: 6 }, (_, i) =>
+      local.acquire('r').then(async (lock) => {
+        order.push(`a${i + 1}`);
+        await tick();
+        await lock.release();
+      }),
+    );
+    const remote = other.acquire('r').then(async (lock) => {
+      order.push('b');
+      await tick();
+      await lock.release();
+    });
+    await queueLength(observer, `${rootPath}/r`, 2);
+    await first.release();
+    await Promise.all([...locals, remote]);
+    // a0, then two handoffs, then the other process; the remaining local callers after it.
+    expect(order).toEqual(['a0', 'a1', 'a2', 'b', 'a3', 'a4', 'a5', 'a6']);
+    expect(await childrenOf(observer, `${rootPath}/r`)).toEqual([]);
+  });
+
+  it('keeps handing off locally past the bounds while nobody else waits', async () => {
+    const rootPath = uniqueRoot('cohort-alone');
+    const connection = await connect();
+    const { source, counts } = countingSessions(connection);
+    const cohort = new CohortLock(new FairLock(source, { rootPath }), { maxHandoffs: 1, maxHoldMs: 0 });
+    await (await cohort.acquire('r')).release(); // creates rootPath and the lock's parent
+    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
+    await Promise.all(Array.from({ length: 10 }, async () => (await cohort.acquire('r')).release()));
+    expect(counts.create).toBe(1);
+    // Each handoff past the bound looked at the queue once (one listing with the create, nine looks).
+    expect(counts.getChildren).toBe(10);
+  });
+
+  it('times out and aborts local waiters without disturbing the others, and leaves nothing behind', async () => {
+    const rootPath = uniqueRoot('cohort-stop');
+    const observer = await connect();
+    const cohort = new CohortLock(new FairLock(await connect(), { rootPath }));
+    const held = await cohort.acquire('r');
+    const timedOut = cohort.acquire('r', { waitTimeoutMs: 50 }).catch((error: unknown) => error);
+    const controller = new AbortController();
+    const aborted = cohort.acquire('r', { signal: controller.signal }).catch((error: unknown) => error);
+    const patient = cohort.acquire('r');
+    expect(await cohort.tryAcquire('r')).toBeNull();
+    await expect(cohort.acquire('r', { waitTimeoutMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(await timedOut).toBeInstanceOf(LockTimeoutError);
+    controller.abort();
+    expect(await aborted).toBeInstanceOf(LockAbortedError);
+    expect(cohort.localWaiters('r')).toBe(1);
+    await held.release();
+    const next = await patient;
+    expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
+    await next.release();
+    expect(cohort.localWaiters('r')).toBe(0);
+    expect(await childrenOf(observer, `${rootPath}/r`)).toEqual([]);
+  });
+
+  it('a lost session tells the holder, and the local waiters queue again in the next session with higher tokens', async () => {
+    const rootPath = uniqueRoot('cohort-lost');
+    const connection = await connect({ sessionTimeoutMs: 1500 });
+    const cohort = new CohortLock(new FairLock(connection, { rootPath }));
+    const held = await cohort.acquire('r');
+    const waiters = [cohort.acquire('r'), cohort.acquire('r')];
+    await expireSession(zk.connectString, connection.sessionCredentials()!);
+    await eventually(() => held.signal.aborted, { what: 'the holder to hear of the loss' });
+    expect(held.signal.reason).toBeInstanceOf(LockLostError);
+    await expect(held.release()).rejects.toBeInstanceOf(LockLostError);
+    const second: HeldLock = await waiters[0]!;
+    expect(second.session.id).not.toBe(held.session.id);
+    expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
+    await second.release();
+    const third = await waiters[1]!;
+    expect(BigInt(third.fencingToken)).toBeGreaterThan(BigInt(second.fencingToken));
+    await third.release();
+  });
+
+  it('a read downgraded under a write keeps local writers out until it is released', async () => {
+    const rootPath = uniqueRoot('cohort-downgrade');
+    const { locks } = await startLockApp(zk, { rootPath });
+    const observer = await connect();
+    let releaseRead!: () => Promise<void>;
+    await runInNewLockContext(async () => {
+      const write = await locks.acquire('doc', { mode: 'write' });
+      const read = await locks.acquire('doc', { mode: 'read', waitTimeoutMs: 0 });
+      releaseRead = () => read.release();
+      // Another request of the same process wants the write while this one still holds it.
+      let writerHolds = false;
+      const writer = runInNewLockContext(async () => {
+        const lock = await locks.acquire('doc', { mode: 'write' });
+        writerHolds = true;
+        return lock;
+      }, () => 'second');
+      await eventually(async () => (await locks.inspect('doc')).localWaiters === 1, { what: 'the local writer waiting' });
+      await write.release();
+      // The node went back to ZooKeeper instead of to the local writer: it now queues behind the read.
+      await queueLength(observer, `${rootPath}/doc`, 2);
+      expect(writerHolds).toBe(false);
+      await releaseRead();
+      await (await writer).release();
+    }, () => 'first');
+    expect(await childrenOf(observer, `${rootPath}/doc`)).toEqual([]);
+  });
+
+  it('LockService uses the cohort for exclusive locks by default, and not with cohort: false', async () => {
+    const rootPath = uniqueRoot('cohort-option');
+    const observer = await connect();
+    for (const [cohort, nodes] of [[undefined, 1], [false, 3]] as const) {
+      const { locks }: { locks: LockService } = await startLockApp(zk, { rootPath, cohort });
+      const held = await locks.acquire('r');
+      const waiting = [locks.acquire('r'), locks.acquire('r')];
+      if (nodes === 1) await eventually(async () => (await locks.inspect('r')).localWaiters === 2, { what: 'local waiters' });
+      await queueLength(observer, `${rootPath}/r`, nodes);
+      await held.release();
+      for (const lock of waiting) await (await lock).release();
+    }
+  });
+});
