@@ -49,6 +49,16 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   rootAclCheck?: 'warn' | 'error' | 'off';
   /**
+   * The cohort queue, for exclusive and write locks: callers of this process that want the same lock
+   * queue here, first come, first served, behind one ZooKeeper node, and the lock passes from one to
+   * the next without a request to ZooKeeper (each with its own fencing token and lost-lock signal).
+   * When a client of another process waits, the process keeps the lock for at most
+   * `maxHandoffs` handoffs (@default 16) or `maxHoldMs` ms from the grant (@default 50), then gives it
+   * back. `false`: every caller queues in ZooKeeper on its own.
+   * @default {} (on, with those bounds)
+   */
+  cohort?: CohortOptions | false;
+  /**
    * Writes every lock event (requested, acquired with its wait, released with its hold, timed out,
    * aborted, failed, connection state) to Nest's Logger, context `ZkLock`, at this level: `true` is
    * `'debug'`. A lost lock is a warning. Off, the library logs only warnings (a lost session, a
