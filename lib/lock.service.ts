@@ -28,6 +28,7 @@ import {
   ZkConnection,
   type ZkConnectionOptions,
 } from './zookeeper/zk-connection.js';
+import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
@@ -44,7 +45,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly logger = new Logger('ZkLock');
   /** This service's locks in the current request's or call's lock context. */
   private readonly contextLocks = new ContextLocks(`s${++services}`);
-  private readonly connection: ZkConnection;
+  private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
   private readonly held = new Set<HeldLock>();

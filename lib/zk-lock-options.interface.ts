@@ -1,6 +1,7 @@
 import type { CohortOptions } from './recipes/cohort-lock.js';
 import type { ZkAcl } from './zookeeper/zk-acl.js';
-import type { ZkConnection, ZkConnectionOptions } from './zookeeper/zk-connection.js';
+import type { ZkConnectionOptions } from './zookeeper/zk-connection.js';
+import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 
 /**
  * Options of ZkLockModule. Every duration is in milliseconds. The connection options
@@ -19,10 +20,11 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   defaultWaitTimeoutMs?: number;
   /**
-   * A connection you created and manage yourself. The module uses it instead of opening its own,
-   * and never closes it. connectionString is then ignored.
+   * A connection you created and manage yourself: a ZkConnection, or the in-memory one of
+   * `nestjs-zk-lock/testing`. The module uses it instead of opening its own, and never closes it.
+   * connectionString is then ignored.
    */
-  connection?: ZkConnection;
+  connection?: ZkLockConnection;
   /**
    * HTTP status of a response whose handler could not get its @DistributedLock in time:
    * 409 Conflict or 423 Locked.

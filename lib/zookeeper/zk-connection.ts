@@ -2,6 +2,7 @@ import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
+import type { ZkLockConnection } from './zk-lock-connection.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 
 /** Options of one ZooKeeper connection. */
@@ -62,7 +63,7 @@ const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
  * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
  * session for new work.
  */
-export class ZkConnection {
+export class ZkConnection implements ZkLockConnection {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;

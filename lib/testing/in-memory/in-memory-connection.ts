@@ -1,0 +1,195 @@
+import { ZkConnectionError, ZkLockError } from '../../errors.js';
+import { waitInSet } from '../../zookeeper/waiters.js';
+import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
+import {
+  type ConnectionState,
+  type ConnectionStateListener,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  positiveMs,
+} from '../../zookeeper/zk-connection.js';
+import type { ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
+import type { ZkSessionApi } from '../../zookeeper/zk-session.js';
+import { InMemorySession } from './in-memory-session.js';
+import type { ZNodeTree } from './znode-tree.js';
+
+/** Options of one client of the in-memory ZooKeeper. */
+export interface InMemoryConnectionOptions {
+  /**
+   * Session timeout, in ms: after `disconnect()`, the session expires this long later unless
+   * `reconnect()` comes first (as a real server expires a silent client). Works with fake timers.
+   * @default 15000
+   */
+  sessionTimeoutMs?: number;
+  /**
+   * How long LockService's tryAcquire may wait for a connected session, in ms (as on ZkConnection).
+   * @default 10000
+   */
+  connectTimeoutMs?: number;
+  /** Digest credential, `user:password`: the session authenticates as it, and the lock paths get its ACL. */
+  digest?: string;
+}
+
+/** Tells the owning InMemoryZooKeeper about sessions, so ids stay unique per tree. */
+export interface SessionFactory {
+  readonly name: string;
+  readonly tree: ZNodeTree;
+  nextSessionId(): string;
+}
+
+/**
+ * A client of the in-memory ZooKeeper, in place of ZkConnection: pass it to ZkLockModule (or
+ * LockService) as `connection`. Same states and events as ZkConnection ('connected', 'suspended',
+ * 'reconnected', 'lost', 'closed'), and the same rule after a lost session: a new one is opened.
+ * `expireSession()`, `disconnect()` and `reconnect()` play the faults a real server and network cause.
+ */
+export class InMemoryConnection implements ZkLockConnection {
+  readonly sessionTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly digest: string | undefined;
+  private current: InMemorySession | undefined;
+  private readonly listeners = new Set<ConnectionStateListener>();
+  private sessionWaiters = new Set<() => void>();
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly server: SessionFactory,
+    options: InMemoryConnectionOptions = {},
+  ) {
+    this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
+    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
+  }
+
+  get state(): ConnectionState | 'connecting' {
+    if (this.closed) return 'closed';
+    if (!this.current || this.current.lost.aborted) return 'connecting';
+    return this.current.connected ? 'connected' : 'suspended';
+  }
+
+  get sessionId(): string | undefined {
+    return this.current?.id;
+  }
+
+  onStateChange(listener: ConnectionStateListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Opens the first session (at once: the in-memory server is always up). */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new ZkConnectionError(this.server.name, 'the connection was closed'));
+    if (!this.started) {
+      this.started = true;
+      this.openSession();
+    }
+    return Promise.resolve();
+  }
+
+  session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    const current = this.current;
+    if (current && !current.lost.aborted) return Promise.resolve(current);
+    if (this.closed) return Promise.reject(new ZkConnectionError(this.server.name, 'the connection was closed'));
+    if (!this.started) return Promise.reject(new ZkConnectionError(this.server.name, 'connect() was not called'));
+    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
+  }
+
+  /** Ends the session (its ephemeral nodes, so its locks, go at once) and opens no other. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.expiryTimer);
+    const session = this.current;
+    if (session && !session.lost.aborted) {
+      this.server.tree.closeSession(session.id);
+      session.markLost('the connection was closed by the application');
+    }
+    this.wakeSessionWaiters();
+    this.emit('closed', session?.id ?? '');
+  }
+
+  /**
+   * The server expires the session now, as after a client silent for the whole session timeout:
+   * its ephemeral nodes go (other clients see its locks free), its holders' signals abort with
+   * LockLostError, the state goes `lost`, and a new session is opened (`connected`) for new work.
+   */
+  expireSession(): void {
+    const session = this.liveSession('expireSession');
+    this.endSession(session, 'the session expired');
+  }
+
+  /**
+   * The connection drops: state `suspended`, requests fail with connection loss until `reconnect()`,
+   * and held locks stay held. After sessionTimeoutMs without reconnect() the session expires.
+   */
+  disconnect(): void {
+    const session = this.liveSession('disconnect');
+    if (!session.connected) return;
+    session.setConnected(false);
+    this.expiryTimer = setTimeout(
+      () => this.endSession(session, `disconnected for longer than the session timeout (${this.sessionTimeoutMs} ms)`),
+      this.sessionTimeoutMs,
+    );
+    this.expiryTimer.unref();
+    this.emit('suspended', session.id);
+  }
+
+  /** The connection comes back within the session timeout: same session, everything it held still held. */
+  reconnect(): void {
+    const session = this.liveSession('reconnect');
+    if (session.connected) return;
+    clearTimeout(this.expiryTimer);
+    session.setConnected(true);
+    this.emit('reconnected', session.id);
+  }
+
+  private liveSession(action: string): InMemorySession {
+    const session = this.current;
+    if (!session || session.lost.aborted || this.closed) {
+      throw new ZkLockError(`${action}: this in-memory connection has no live session (connect it first; a closed one stays closed).`);
+    }
+    return session;
+  }
+
+  private endSession(session: InMemorySession, detail: string): void {
+    if (session.lost.aborted || this.current !== session) return;
+    clearTimeout(this.expiryTimer);
+    this.server.tree.closeSession(session.id);
+    session.markLost(detail);
+    this.emit('lost', session.id);
+    // As ZkConnection: a new session for new work, opened after everyone has heard of the loss.
+    queueMicrotask(() => {
+      if (!this.closed) this.openSession();
+    });
+  }
+
+  private openSession(): void {
+    const identities = this.digest ? [{ scheme: 'digest', id: digestId(this.digest) }] : [];
+    const session = new InMemorySession(this.server.tree, this.server.nextSessionId(), identities, this.sessionTimeoutMs);
+    this.server.tree.openSession(session.id);
+    this.current = session;
+    this.wakeSessionWaiters();
+    this.emit('connected', session.id);
+  }
+
+  private wakeSessionWaiters(): void {
+    const waiters = this.sessionWaiters;
+    this.sessionWaiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  /** As ZkConnection: a listener that throws cannot stop the others. */
+  private emit(state: ConnectionState, sessionId: string): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state, sessionId);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}

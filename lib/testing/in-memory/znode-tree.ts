@@ -1,0 +1,323 @@
+/**
+ * ZooKeeper's data model in memory, with the server's rules where the recipes can see them: zxids
+ * that grow with every write, sequence numbers taken from the parent's cversion, pzxid raised by each
+ * child created or deleted, ephemeral nodes that die with their session and cannot have children,
+ * container nodes reaped once their last child goes, one-shot data watches, ACLs checked as the
+ * server checks them, and failures as the same result codes (and so the same typed errors).
+ */
+import type { ZkStat } from '../../zookeeper/native-client.js';
+import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
+import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
+import type { CreateMode } from '../../zookeeper/zk-session.js';
+
+interface ZNode {
+  data: Buffer;
+  acl: readonly ZkAcl[];
+  readonly czxid: number;
+  mzxid: number;
+  pzxid: number;
+  readonly ctime: Date;
+  version: number;
+  cversion: number;
+  aversion: number;
+  /** Owning session's id for an ephemeral node, '0' otherwise. */
+  readonly ephemeralOwner: string;
+  readonly container: boolean;
+  readonly children: Set<string>;
+}
+
+/** Who sends a request: a session id and the identities it authenticated as (`scheme:id`). */
+export interface Caller {
+  readonly sessionId: string;
+  readonly identities: readonly { scheme: string; id: string }[];
+  /** The kit's own views of the tree: no ACL applies. */
+  readonly superuser?: boolean;
+}
+
+/** A data watch: `fire` runs once on the node's next change or deletion. */
+export interface TreeWatcher {
+  readonly sessionId: string;
+  fire(): void;
+}
+
+/** What the binding creates every node with: open to everyone. */
+const OPEN_ACL: readonly ZkAcl[] = [{ scheme: 'world', id: 'anyone', perms: ZK_PERMS.ALL }];
+
+export class ZNodeTree {
+  private lastZxid = 0;
+  private readonly nodes = new Map<string, ZNode>();
+  private readonly ephemerals = new Map<string, Set<string>>();
+  private readonly watches = new Map<string, Set<TreeWatcher>>();
+  private readonly reapCandidates = new Set<string>();
+  private reapScheduled = false;
+
+  constructor(
+    /** Delay before empty containers are reaped, in ms; 0: a microtask; false: never. */
+    private readonly reapDelayMs: number | false,
+  ) {
+    // A real server has these from the start: a listing of '/' shows `zookeeper`.
+    this.nodes.set('/', this.newNode(0, '0', false));
+    this.addChild('/', '/zookeeper', this.newNode(0, '0', false), 0);
+    this.addChild('/zookeeper', '/zookeeper/quota', this.newNode(0, '0', false), 0);
+    this.addChild('/zookeeper', '/zookeeper/config', this.newNode(0, '0', false), 0);
+  }
+
+  /** The zxid of the last write. */
+  get zxid(): number {
+    return this.lastZxid;
+  }
+
+  /** A session begins: on a server that is a transaction of its own. */
+  openSession(sessionId: string): void {
+    this.nextZxid();
+    this.ephemerals.set(sessionId, new Set());
+  }
+
+  /** A session ends (closed or expired): one transaction deletes its ephemeral nodes and drops its watches. */
+  closeSession(sessionId: string): void {
+    const owned = this.ephemerals.get(sessionId);
+    if (!owned) return;
+    this.ephemerals.delete(sessionId);
+    for (const [path, watchers] of this.watches) {
+      for (const watcher of watchers) if (watcher.sessionId === sessionId) watchers.delete(watcher);
+      if (watchers.size === 0) this.watches.delete(path);
+    }
+    const zxid = this.nextZxid();
+    for (const path of [...owned].sort()) this.removeNode(path, zxid);
+  }
+
+  create(caller: Caller, path: string, data: Buffer, mode: CreateMode, acl: readonly ZkAcl[] = OPEN_ACL): string {
+    const sequential = mode === 'EPHEMERAL_SEQUENTIAL';
+    validatePath(path, 'create', sequential);
+    const parentPath = parentOf(path);
+    const parent = this.nodes.get(parentPath);
+    if (!parent) throw zkError(ZK_CODES.NONODE, 'create', path);
+    this.checkPerm(caller, parent, ZK_PERMS.CREATE, 'create', path);
+    const name = sequential ? `${path}${String(parent.cversion).padStart(10, '0')}` : path;
+    if (this.nodes.has(name)) throw zkError(ZK_CODES.NODEEXISTS, 'create', path);
+    if (parent.ephemeralOwner !== '0') throw zkError(ZK_CODES.NOCHILDRENFOREPHEMERALS, 'create', path);
+    const ephemeral = mode === 'EPHEMERAL' || mode === 'EPHEMERAL_SEQUENTIAL';
+    const zxid = this.nextZxid();
+    const node = this.newNode(zxid, ephemeral ? caller.sessionId : '0', mode === 'CONTAINER', Buffer.from(data), acl);
+    this.addChild(parentPath, name, node, zxid);
+    if (ephemeral) this.ephemerals.get(caller.sessionId)?.add(name);
+    return name;
+  }
+
+  delete(caller: Caller, path: string): void {
+    validatePath(path, 'delete', false);
+    const node = this.nodes.get(path);
+    if (!node || path === '/') throw zkError(path === '/' ? ZK_CODES.BADARGUMENTS : ZK_CODES.NONODE, 'delete', path);
+    this.checkPerm(caller, this.nodes.get(parentOf(path))!, ZK_PERMS.DELETE, 'delete', path);
+    if (node.children.size > 0) throw zkError(ZK_CODES.NOTEMPTY, 'delete', path);
+    this.removeNode(path, this.nextZxid());
+  }
+
+  getData(caller: Caller, path: string, op = 'getData'): { data: Buffer; stat: ZkStat } {
+    const node = this.readable(caller, path, op);
+    return { data: Buffer.from(node.data), stat: statOf(node) };
+  }
+
+  getChildren(caller: Caller, path: string): { children: string[]; stat: ZkStat } {
+    const node = this.readable(caller, path, 'getChildren');
+    return { children: [...node.children], stat: statOf(node) };
+  }
+
+  setData(caller: Caller, path: string, data: Buffer): void {
+    const node = this.existing(path, 'setData');
+    this.checkPerm(caller, node, ZK_PERMS.WRITE, 'setData', path);
+    node.data = Buffer.from(data);
+    node.version += 1;
+    node.mzxid = this.nextZxid();
+    this.fireWatches(path);
+  }
+
+  getAcl(path: string): ZkAcl[] {
+    return this.existing(path, 'getAcl').acl.map((entry) => ({ ...entry }));
+  }
+
+  setAcl(caller: Caller, path: string, acl: readonly ZkAcl[]): void {
+    const node = this.existing(path, 'setAcl');
+    this.checkPerm(caller, node, ZK_PERMS.ADMIN, 'setAcl', path);
+    node.acl = this.fixAcl(caller, acl, 'setAcl', path);
+    node.aversion += 1;
+    this.nextZxid();
+  }
+
+  /** Reads a node and leaves `watcher` on it; null (and no watch) when it does not exist. */
+  watch(caller: Caller, path: string, watcher: TreeWatcher): ZkStat | null {
+    if (!this.nodes.has(path)) return null;
+    const { stat } = this.getData(caller, path, 'watchNode');
+    let watchers = this.watches.get(path);
+    if (!watchers) this.watches.set(path, (watchers = new Set()));
+    watchers.add(watcher);
+    return stat;
+  }
+
+  unwatch(path: string, watcher: TreeWatcher): void {
+    const watchers = this.watches.get(path);
+    watchers?.delete(watcher);
+    if (watchers?.size === 0) this.watches.delete(path);
+  }
+
+  /** Paths watched, each with the number of sessions watching it (what `wchp` shows on a server). */
+  watchesByPath(): Map<string, number> {
+    const result = new Map<string, number>();
+    for (const [path, watchers] of this.watches) result.set(path, new Set([...watchers].map((w) => w.sessionId)).size);
+    return result;
+  }
+
+  has(path: string): boolean {
+    return this.nodes.has(path);
+  }
+
+  /** Every path at or below `under`, sorted. */
+  paths(under: string): string[] {
+    const prefix = under === '/' ? '/' : `${under}/`;
+    return [...this.nodes.keys()].filter((path) => path === under || path.startsWith(prefix)).sort();
+  }
+
+  private readable(caller: Caller, path: string, op: string): ZNode {
+    const node = this.existing(path, op);
+    this.checkPerm(caller, node, ZK_PERMS.READ, op, path);
+    return node;
+  }
+
+  private existing(path: string, op: string): ZNode {
+    validatePath(path, op, false);
+    const node = this.nodes.get(path);
+    if (!node) throw zkError(ZK_CODES.NONODE, op, path);
+    return node;
+  }
+
+  private newNode(zxid: number, owner: string, container: boolean, data = Buffer.alloc(0), acl = OPEN_ACL): ZNode {
+    return {
+      data,
+      acl,
+      czxid: zxid,
+      mzxid: zxid,
+      pzxid: zxid,
+      ctime: new Date(),
+      version: 0,
+      cversion: 0,
+      aversion: 0,
+      ephemeralOwner: owner,
+      container,
+      children: new Set(),
+    };
+  }
+
+  private addChild(parentPath: string, path: string, node: ZNode, zxid: number): void {
+    const parent = this.nodes.get(parentPath)!;
+    this.nodes.set(path, node);
+    parent.children.add(path.slice(path.lastIndexOf('/') + 1));
+    parent.cversion += 1;
+    parent.pzxid = zxid;
+  }
+
+  private removeNode(path: string, zxid: number): void {
+    const node = this.nodes.get(path);
+    if (!node) return;
+    this.nodes.delete(path);
+    if (node.ephemeralOwner !== '0') this.ephemerals.get(node.ephemeralOwner)?.delete(path);
+    const parentPath = parentOf(path);
+    const parent = this.nodes.get(parentPath)!;
+    parent.children.delete(path.slice(path.lastIndexOf('/') + 1));
+    parent.cversion += 1;
+    parent.pzxid = zxid;
+    this.fireWatches(path);
+    if (parent.container && parent.children.size === 0) this.scheduleReap(parentPath);
+  }
+
+  private fireWatches(path: string): void {
+    const watchers = this.watches.get(path);
+    if (!watchers) return;
+    this.watches.delete(path);
+    for (const watcher of watchers) watcher.fire();
+  }
+
+  /** The server's container manager: deletes containers that had children and have none left. */
+  private scheduleReap(path: string): void {
+    if (this.reapDelayMs === false) return;
+    this.reapCandidates.add(path);
+    if (this.reapScheduled) return;
+    this.reapScheduled = true;
+    const reap = (): void => {
+      this.reapScheduled = false;
+      const candidates = [...this.reapCandidates];
+      this.reapCandidates.clear();
+      for (const candidate of candidates) {
+        const node = this.nodes.get(candidate);
+        if (node?.container && node.children.size === 0 && node.cversion > 0) this.removeNode(candidate, this.nextZxid());
+      }
+    };
+    if (this.reapDelayMs === 0) queueMicrotask(reap);
+    else setTimeout(reap, this.reapDelayMs).unref();
+  }
+
+  private checkPerm(caller: Caller, node: ZNode, perm: number, op: string, path: string): void {
+    if (caller.superuser) return;
+    const allowed = node.acl.some(
+      (entry) =>
+        (entry.perms & perm) !== 0 &&
+        ((entry.scheme === 'world' && entry.id === 'anyone') ||
+          (entry.scheme === 'ip' && entry.id === '127.0.0.1') ||
+          caller.identities.some((identity) => identity.scheme === entry.scheme && identity.id === entry.id)),
+    );
+    if (!allowed) throw zkError(ZK_CODES.NOAUTH, op, path);
+  }
+
+  /** As the server does: `auth` entries become the caller's identities; an ACL nobody matches is refused. */
+  private fixAcl(caller: Caller, acl: readonly ZkAcl[], op: string, path: string): ZkAcl[] {
+    const fixed: ZkAcl[] = [];
+    for (const entry of acl) {
+      if (entry.scheme === 'auth') {
+        if (caller.identities.length === 0) throw zkError(ZK_CODES.INVALIDACL, op, path);
+        for (const identity of caller.identities) fixed.push({ scheme: identity.scheme, id: identity.id, perms: entry.perms });
+      } else if (['world', 'digest', 'ip'].includes(entry.scheme)) {
+        fixed.push({ scheme: entry.scheme, id: entry.id, perms: entry.perms });
+      } else {
+        throw zkError(ZK_CODES.INVALIDACL, op, path);
+      }
+    }
+    if (fixed.length === 0) throw zkError(ZK_CODES.INVALIDACL, op, path);
+    return fixed;
+  }
+
+  private nextZxid(): number {
+    this.lastZxid += 1;
+    return this.lastZxid;
+  }
+}
+
+function statOf(node: ZNode): ZkStat {
+  return {
+    czxid: node.czxid,
+    mzxid: node.mzxid,
+    pzxid: node.pzxid,
+    version: node.version,
+    cversion: node.cversion,
+    numChildren: node.children.size,
+    dataLength: node.data.length,
+    ephemeralOwner: node.ephemeralOwner,
+    ctime: node.ctime,
+  };
+}
+
+function parentOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash === 0 ? '/' : path.slice(0, slash);
+}
+
+/** ZooKeeper's path rules (PathUtils.validatePath): the server refuses others with BADARGUMENTS. */
+function validatePath(path: string, op: string, sequential: boolean): void {
+  const bad =
+    typeof path !== 'string' ||
+    !path.startsWith('/') ||
+    (path.length > 1 && path.endsWith('/') && !sequential) ||
+    path.includes('//') ||
+    path.includes('\u0000') ||
+    path.split('/').some((segment) => segment === '.' || segment === '..') ||
+    /[\u0001-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path);
+  if (bad) throw zkError(ZK_CODES.BADARGUMENTS, op, typeof path === 'string' ? path : String(path));
+}

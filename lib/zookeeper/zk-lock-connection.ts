@@ -1,0 +1,25 @@
+import type { ConnectionState, ConnectionStateListener } from './zk-connection.js';
+import type { ZkSessionApi } from './zk-session.js';
+
+/**
+ * What LockService needs of a connection: ZkConnection, or the in-memory one of
+ * `nestjs-zk-lock/testing`. The `connection` option of ZkLockModule takes either.
+ */
+export interface ZkLockConnection {
+  /** How long `connect()` waits for the first session, in ms; also bounds tryAcquire's wait for a connected session. */
+  readonly connectTimeoutMs: number;
+  /** The digest credential `user:password` added to every session, if any. */
+  readonly digest: string | undefined;
+  /** The state of the current session, or `closed`. */
+  readonly state: ConnectionState | 'connecting';
+  /** The current session's id (hex), or undefined before the first connect. */
+  readonly sessionId: string | undefined;
+  /** Opens the first session; resolves once connected. */
+  connect(): Promise<void>;
+  /** Ends the session (its ephemeral nodes go at once) and stops reconnecting. */
+  close(): void;
+  /** Listens to state changes; returns the function that stops listening. */
+  onStateChange(listener: ConnectionStateListener): () => void;
+  /** The current live session, waiting for one while a new one is being opened. */
+  session(signal?: AbortSignal): Promise<ZkSessionApi>;
+}
