@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
-import { ZkLockError } from '../errors.js';
+import { InvalidOptionsError, ZkConnectionError, ZkLockError } from '../errors.js';
 import { PAGE_HEADERS, renderPage } from '../live-view/page.js';
 import { type LockViewData, toViewData } from '../live-view/view-model.js';
 import { inspectAll } from '../recipes/inspect-all.js';
@@ -23,7 +23,10 @@ export interface Output {
 export async function runInspect(args: InspectArgs, output: Output, stop: AbortSignal): Promise<void> {
   const { connection, runtime } = open(args);
   try {
-    await connection.connect();
+    await connection.connect().catch((error: unknown) => {
+      if (!(error instanceof ZkConnectionError)) throw error;
+      throw new ZkUnreachableError(`${error.message} Here: check --connect, or raise --timeout (now ${args.timeoutMs} ms) on a slow network.`);
+    });
     const read = async (): Promise<LockViewData> =>
       toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) }));
     if (args.serve) return await serve(args, read, output, stop);
@@ -48,7 +51,8 @@ function open(args: InspectArgs): { connection: ZkConnection; runtime: RecipeRun
       ...(args.digest === undefined ? {} : { digest: args.digest }),
     });
   } catch (error) {
-    throw new CliUsageError(`Bad --connect or --digest: ${messageOf(error)}`);
+    const flag = error instanceof InvalidOptionsError && error.option === 'digest' ? '--digest' : '--connect';
+    throw new CliUsageError(`Bad ${flag}: ${messageOf(error)}`);
   }
   try {
     return { connection, runtime: new RecipeRuntime(connection, { rootPath: args.root }) };
@@ -114,6 +118,14 @@ function sleep(ms: number, stop: AbortSignal): Promise<void> {
       resolve();
     }
   });
+}
+
+/** No ZooKeeper server answered: exit code 1, and the message says what to check. */
+export class ZkUnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ZkUnreachableError';
+  }
 }
 
 export function messageOf(error: unknown): string {

@@ -19,10 +19,10 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
     const name = 'orders/42 é'; // needs encoding: the overview gives back the user's name
     const held: HeldLock[] = [await new FairLock(a!, { rootPath }).acquire(name, { data: data('job-a') })];
-    const waiting = [
-      new FairLock(b!, { rootPath }).acquire(name, { data: data('job-b') }),
-      new FairLock(c!, { rootPath }).acquire(name, { data: data('job-c') }),
-    ];
+    // One at a time, so that the queue order is known: b, then c.
+    const waiting = [new FairLock(b!, { rootPath }).acquire(name, { data: data('job-b') })];
+    await queueLength(a!, `${rootPath}/${encodeResource(name)}`, 2);
+    waiting.push(new FairLock(c!, { rootPath }).acquire(name, { data: data('job-c') }));
     await queueLength(a!, `${rootPath}/${encodeResource(name)}`, 3);
     held.push(await new ReadWriteLock(a!, { rootPath }).write.acquire('doc', { data: data('writer') }));
     const reader = new ReadWriteLock(b!, { rootPath }).read.acquire('doc', { data: data('reader') });

@@ -1,0 +1,185 @@
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LockViewData } from '../../lib/live-view/view-model.js';
+import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import { encodeResource } from '../../lib/zookeeper/paths.js';
+import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+const CLI = 'dist/cli/main.js';
+const SOURCES = ['lib/cli', 'lib/live-view'];
+
+/** Runs the built CLI to its end. */
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const owner = (name: string) => ({ data: Buffer.from(JSON.stringify({ host: 'cli-host', pid: 7, owner: name })) });
+
+describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+  const children: ChildProcessWithoutNullStreams[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  beforeAll(() => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before this test (npm test does).`);
+    const built = statSync(CLI).mtimeMs;
+    for (const dir of SOURCES) {
+      for (const file of readdirSync(dir)) {
+        if (statSync(join(dir, file)).mtimeMs > built) throw new Error(`${join(dir, file)} is newer than ${CLI}: run \`npm run build\`.`);
+      }
+    }
+  });
+
+  /** A holder and two waiters from three sessions on "orders/1", and a 2-permit semaphore with one lease. */
+  async function takeLocks(rootPath: string): Promise<{ a: ZkConnection; b: ZkConnection; c: ZkConnection; held: HeldLock[]; waiting: Promise<HeldLock>[] }> {
+    const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
+    const held = [await new FairLock(a!, { rootPath }).acquire('orders/1', owner('job-a'))];
+    // One at a time, so that the queue order is known: b, then c.
+    const queue = `${rootPath}/${encodeResource('orders/1')}`;
+    const waiting = [new FairLock(b!, { rootPath }).acquire('orders/1', owner('job-b'))];
+    await queueLength(a!, queue, 2);
+    waiting.push(new FairLock(c!, { rootPath }).acquire('orders/1', owner('job-c')));
+    await queueLength(a!, queue, 3);
+    held.push(await new Semaphore(b!, { rootPath, permits: 2 }).acquire('pool', owner('lease')));
+    // A failed test closes the connections under the waiters: that rejection is not the failure.
+    for (const wait of waiting) wait.catch(() => undefined);
+    return { a: a!, b: b!, c: c!, held, waiting };
+  }
+
+  it('prints a table of every lock, holder first and waiters in queue order, matching ZooKeeper', async () => {
+    const rootPath = uniqueRoot('cli');
+    const { a, b, c, held, waiting } = await takeLocks(rootPath);
+    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^2 locks under ${rootPath}, read at \\d{4}-`));
+    const rows = lines.slice(3).map((line) => line.trim().split(/\s{2,}/));
+    expect(lines[2]).toMatch(/^RESOURCE\s+KIND\s+ROLE\s+MODE\s+OWNER\s+HOST\s+PID\s+SESSION\s+IN QUEUE FOR$/);
+    expect(rows.map((row) => row.slice(0, -1))).toEqual([
+      ['orders/1', 'exclusive', 'holder', 'exclusive', 'job-a', 'cli-host', '7', a.sessionId],
+      ['waiter #1', 'exclusive', 'job-b', 'cli-host', '7', b.sessionId],
+      ['waiter #2', 'exclusive', 'job-c', 'cli-host', '7', c.sessionId],
+      ['pool', 'semaphore (2 permits)', 'holder', 'semaphore', 'lease', 'cli-host', '7', b.sessionId],
+    ]);
+    for (const row of rows) expect(row.at(-1)).toMatch(/^\d+(\.\d)? (ms|s)$|min|h /);
+    // The sessions in the table are the owners of the nodes ZooKeeper has, in sequence order.
+    const queue = await childrenOf(a, `${rootPath}/${encodeResource('orders/1')}`);
+    const bySequence = queue.sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    expect(bySequence.map((node) => node.split('-')[1])).toEqual([a.sessionId, b.sessionId, c.sessionId]);
+    for (const lock of held) await lock.release();
+    await Promise.all(waiting.map(async (p) => (await p).release()));
+  });
+
+  it('prints the same overview as JSON with --json, node names and all', async () => {
+    const rootPath = uniqueRoot('clijson');
+    const { a, held, waiting } = await takeLocks(rootPath);
+    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath, '--json']);
+    expect(result.code).toBe(0);
+    const view = JSON.parse(result.stdout) as LockViewData;
+    expect(view.rootPath).toBe(rootPath);
+    expect(view.locks.map((lock) => [lock.resource, lock.kind, lock.permits])).toEqual([
+      ['orders/1', 'exclusive', undefined],
+      ['pool', 'semaphore', 2],
+    ]);
+    for (const lock of view.locks) {
+      const nodes = [...lock.holders, ...lock.waiters];
+      expect(nodes.map((node) => node.node).sort()).toEqual(await childrenOf(a, lock.path));
+      for (const node of nodes) expect(node.ageMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(view.locks[0]!.waiters.map((node) => node.owner)).toEqual(['job-b', 'job-c']);
+    for (const lock of held) await lock.release();
+    await Promise.all(waiting.map(async (p) => (await p).release()));
+  });
+
+  it('with --watch --json prints a line per refresh that follows the queue, and stops on SIGINT with code 0', async () => {
+    const rootPath = uniqueRoot('cliwatch');
+    const { held, waiting } = await takeLocks(rootPath);
+    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--watch', '--json', '--interval', '200']);
+    children.push(child);
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const next = async (): Promise<LockViewData> => JSON.parse((await lines.next()).value as string) as LockViewData;
+    const holderOf = (view: LockViewData) => view.locks.find((lock) => lock.resource === 'orders/1')?.holders[0]?.owner;
+    expect(holderOf(await next())).toBe('job-a');
+    await held[0]!.release();
+    let view = await next();
+    while (holderOf(view) === 'job-a') view = await next();
+    expect(holderOf(view)).toBe('job-b');
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    await held[1]!.release();
+    await Promise.all(waiting.map(async (p) => (await p).release()));
+  });
+
+  it('with --serve serves the page and the same JSON on 127.0.0.1', async () => {
+    const rootPath = uniqueRoot('cliserve');
+    const { held, waiting } = await takeLocks(rootPath);
+    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--serve', '--port', '0']);
+    children.push(child);
+    const first = (await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()).value as string;
+    const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(first)![1]!;
+    const page = await fetch(url);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(await page.text()).toContain('<main id="locks">');
+    const view = (await (await fetch(`${url}data`)).json()) as LockViewData;
+    expect(view.locks.map((lock) => [lock.resource, lock.holders.length, lock.waiters.length])).toEqual([
+      ['orders/1', 1, 2],
+      ['pool', 1, 0],
+    ]);
+    expect((await fetch(`${url}elsewhere`)).status).toBe(404);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (const lock of held) await lock.release();
+    await Promise.all(waiting.map(async (p) => (await p).release()));
+  });
+
+  it('says what to fix, with a non-zero exit, for bad arguments and an unreachable ZooKeeper', async () => {
+    const noCommand = await run([]);
+    expect(noCommand.code).toBe(2);
+    expect(noCommand.stderr).toMatch(/Missing command.*inspect.*--help/);
+    const noConnect = await run(['inspect']);
+    expect(noConnect.code).toBe(2);
+    expect(noConnect.stderr).toMatch(/--connect is required/);
+    const badConnect = await run(['inspect', '--connect', 'not a host list']);
+    expect(badConnect.code).toBe(2);
+    expect(badConnect.stderr).toMatch(/Bad --connect: .*host:port/);
+    const badInterval = await run(['inspect', '--connect', zk.connectString, '--watch', '--interval', 'soon']);
+    expect(badInterval.code).toBe(2);
+    expect(badInterval.stderr).toMatch(/--interval must be a whole number/);
+    const unknown = await run(['inspect', '--connect', zk.connectString, '--colour']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--colour.*--help/);
+    // Port 1 on the loopback: nothing listens there.
+    const unreachable = await run(['inspect', '--connect', '127.0.0.1:1', '--timeout', '500']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/Could not connect to ZooKeeper at "127\.0\.0\.1:1".*check --connect, or raise --timeout/);
+    expect(unreachable.stdout).toBe('');
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--root <path>.*default: \/locks/);
+  });
+
+  it('reads a missing root as no locks and does not create it', async () => {
+    const connection = await connect();
+    const rootPath = uniqueRoot('clinone');
+    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`No lock is held or waited for under ${rootPath}.\n`);
+    expect(await exists(connection, rootPath)).toBe(false);
+  });
+});
