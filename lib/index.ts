@@ -3,6 +3,25 @@ export { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 export { LockService } from './lock.service.js';
 export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, LockTarget } from './lock-handle.js';
+// Observability: LockService.events$, metrics without a metrics library (the health check is in nestjs-zk-lock/health).
+export type {
+  LockEvent,
+  LockEventType,
+  LockEventTarget,
+  LockRequestedEvent,
+  LockAcquiredEvent,
+  LockReleasedEvent,
+  LockTimedOutEvent,
+  LockAbortedEvent,
+  LockFailedEvent,
+  LockLostEvent,
+  LockConnectionEvent,
+  LockSessionInfo,
+} from './lock-events.js';
+export { describeLockEvent } from './lock-event-logger.js';
+export type { LockEventLogLevel } from './lock-event-logger.js';
+export { LockMetrics, DEFAULT_SECONDS_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './metrics.js';
+export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, HistogramSnapshot, SessionGaugeState } from './metrics.js';
 export { DistributedLock } from './distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';

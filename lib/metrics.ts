@@ -1,0 +1,287 @@
+import type { Observable, Subscription } from 'rxjs';
+import { InvalidOptionsError } from './errors.js';
+import type { LockEvent, LockSessionInfo } from './lock-events.js';
+import type { ConnectionState } from './zookeeper/zk-connection.js';
+
+/** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */
+export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** The Content-Type of `LockMetrics.prometheus()`: Prometheus text exposition format 0.0.4. */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** What LockMetrics reads from a LockService (a structural type, so a fake fits in tests). */
+export interface LockMetricsSource {
+  readonly events$: Observable<LockEvent>;
+  sessionInfo(): LockSessionInfo;
+}
+
+export interface LockMetricsOptions {
+  /**
+   * Upper bounds of `lock_acquire_wait_seconds`' buckets, in seconds, increasing.
+   * @default DEFAULT_SECONDS_BUCKETS (0.001 s to 60 s)
+   */
+  waitBuckets?: readonly number[];
+  /**
+   * Upper bounds of `lock_hold_seconds`' buckets, in seconds, increasing.
+   * @default DEFAULT_SECONDS_BUCKETS (0.001 s to 60 s)
+   */
+  holdBuckets?: readonly number[];
+  /**
+   * Put before every metric name (`'myapp_'` gives `myapp_lock_hold_seconds`).
+   * @default ''
+   */
+  prefix?: string;
+}
+
+/** A histogram's state, in seconds. */
+export interface HistogramSnapshot {
+  /** Cumulative, as Prometheus counts them: observations <= `le` (the last `le` is Infinity). */
+  readonly buckets: ReadonlyArray<{ readonly le: number; readonly count: number }>;
+  readonly count: number;
+  /** Sum of the observations, in seconds. */
+  readonly sum: number;
+}
+
+/** Totals over every mode (the Prometheus text has them per mode). */
+export interface LockMetricsSnapshot {
+  /** Locks taken from ZooKeeper (reentrant joins not counted). */
+  readonly acquired: number;
+  /** Acquires a lock context answered with a lock it already held or was taking. */
+  readonly reentrantAcquired: number;
+  /** Releases of the handles that took a lock from ZooKeeper. */
+  readonly released: number;
+  /** waitTimeoutMs passed, or tryAcquire found the lock busy. */
+  readonly timeouts: number;
+  readonly aborted: number;
+  /** Acquires that failed with another error, by error name. */
+  readonly failures: Readonly<Record<string, number>>;
+  readonly lost: number;
+  /** ZooKeeper sessions lost. */
+  readonly sessionsLost: number;
+  /** Locks the attached LockService holds now; undefined when none is attached. */
+  readonly held: number | undefined;
+  /** The attached service's session state, or the last one seen in the events. */
+  readonly sessionState: SessionGaugeState | undefined;
+  /** Wait of the acquires that took a lock from ZooKeeper. */
+  readonly waitSeconds: HistogramSnapshot;
+  /** Hold of the handles that took a lock from ZooKeeper, grant to release. */
+  readonly holdSeconds: HistogramSnapshot;
+}
+
+/** The states of the `zk_session_state` gauge (`reconnected` counts as connected, `lost` as connecting). */
+export type SessionGaugeState = 'connecting' | 'connected' | 'suspended' | 'closed';
+const SESSION_STATES: readonly SessionGaugeState[] = ['connecting', 'connected', 'suspended', 'closed'];
+
+/**
+ * Counters and histograms from a LockService's events, with no metrics library: read `snapshot()`,
+ * or serve `prometheus()` (text exposition format) at `/metrics`.
+ */
+export class LockMetrics {
+  private readonly prefix: string;
+  private readonly acquired = new Counter('lock_acquired_total', 'Locks taken from ZooKeeper (reentrant joins not counted).');
+  private readonly reentrant = new Counter('lock_reentrant_acquired_total', 'Acquires answered by a lock the lock context already held.');
+  private readonly released = new Counter('lock_released_total', 'Releases of locks taken from ZooKeeper.');
+  private readonly timeouts = new Counter('lock_timeouts_total', 'Acquires that timed out, and tryAcquire calls that found the lock busy.');
+  private readonly aborted = new Counter('lock_aborted_total', "Acquires stopped by the caller's signal.");
+  private readonly failures = new Counter('lock_failures_total', 'Acquires that failed with an error, by error name.');
+  private readonly lost = new Counter('lock_lost_total', 'Held locks lost (session expired or lost, or taken away at shutdown).');
+  private readonly sessionsLost = new Counter('zk_session_lost_total', 'ZooKeeper sessions lost.', false);
+  private readonly failuresByName = new Map<string, number>();
+  private readonly wait: Histogram;
+  private readonly hold: Histogram;
+  private lastState: SessionGaugeState | undefined;
+  private source: LockMetricsSource | undefined;
+
+  constructor(options: LockMetricsOptions = {}) {
+    if (options.prefix !== undefined && !/^[a-zA-Z_:][a-zA-Z0-9_:]*$|^$/.test(options.prefix)) {
+      throw new InvalidOptionsError('prefix', `must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*), got ${JSON.stringify(options.prefix)}`);
+    }
+    this.prefix = options.prefix ?? '';
+    this.wait = new Histogram('lock_acquire_wait_seconds', 'Wait of acquires that took a lock from ZooKeeper, in seconds.', buckets(options.waitBuckets, 'waitBuckets'));
+    this.hold = new Histogram('lock_hold_seconds', 'Hold time of locks taken from ZooKeeper, grant to release, in seconds.', buckets(options.holdBuckets, 'holdBuckets'));
+  }
+
+  /**
+   * Records every event of `locks` from now on, and reads its held locks and session state at each
+   * snapshot. Unsubscribe the returned subscription to stop.
+   */
+  attach(locks: LockMetricsSource): Subscription {
+    this.source = locks;
+    return locks.events$.subscribe((event) => this.record(event));
+  }
+
+  /** Counts one event (for events from a stream you manage yourself). */
+  record(event: LockEvent): void {
+    if (event.type === 'connection') {
+      if (event.state === 'lost') this.sessionsLost.inc('');
+      this.lastState = event.state === 'reconnected' ? 'connected' : event.state === 'lost' ? 'connecting' : event.state;
+      return;
+    }
+    const mode = `mode="${event.mode}"`;
+    switch (event.type) {
+      case 'acquired':
+        if (event.reentrant) {
+          this.reentrant.inc(mode);
+        } else {
+          this.acquired.inc(mode);
+          this.wait.observe(mode, event.waitMs / 1000);
+        }
+        return;
+      case 'released':
+        if (!event.reentrant) {
+          this.released.inc(mode);
+          this.hold.observe(mode, event.holdMs / 1000);
+        }
+        return;
+      case 'timed-out':
+        return this.timeouts.inc(mode);
+      case 'aborted':
+        return this.aborted.inc(mode);
+      case 'failed':
+        this.failuresByName.set(event.errorName, (this.failuresByName.get(event.errorName) ?? 0) + 1);
+        return this.failures.inc(`${mode},error="${escapeLabel(event.errorName)}"`);
+      case 'lost':
+        return this.lost.inc(mode);
+      case 'requested':
+        return;
+    }
+  }
+
+  snapshot(): LockMetricsSnapshot {
+    const live = this.source?.sessionInfo();
+    return {
+      acquired: this.acquired.total(),
+      reentrantAcquired: this.reentrant.total(),
+      released: this.released.total(),
+      timeouts: this.timeouts.total(),
+      aborted: this.aborted.total(),
+      failures: Object.fromEntries(this.failuresByName),
+      lost: this.lost.total(),
+      sessionsLost: this.sessionsLost.total(),
+      held: live?.heldLocks,
+      sessionState: live ? gaugeState(live.state) : this.lastState,
+      waitSeconds: this.wait.snapshot(),
+      holdSeconds: this.hold.snapshot(),
+    };
+  }
+
+  /** Every metric in Prometheus text exposition format (serve it with PROMETHEUS_CONTENT_TYPE). */
+  prometheus(): string {
+    const live = this.source?.sessionInfo();
+    const lines: string[] = [];
+    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.sessionsLost]) {
+      counter.write(lines, this.prefix);
+    }
+    this.wait.write(lines, this.prefix);
+    this.hold.write(lines, this.prefix);
+    if (live) {
+      header(lines, `${this.prefix}lock_held`, 'Locks the LockService holds through ZooKeeper now.', 'gauge');
+      lines.push(`${this.prefix}lock_held ${live.heldLocks}`);
+    }
+    const state = live ? gaugeState(live.state) : this.lastState;
+    if (state) {
+      header(lines, `${this.prefix}zk_session_state`, 'The ZooKeeper session state: 1 for the current one.', 'gauge');
+      for (const each of SESSION_STATES) lines.push(`${this.prefix}zk_session_state{state="${each}"} ${each === state ? 1 : 0}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+function gaugeState(state: ConnectionState | 'connecting'): SessionGaugeState {
+  if (state === 'reconnected') return 'connected';
+  if (state === 'lost') return 'connecting';
+  return state;
+}
+
+function buckets(value: readonly number[] | undefined, option: string): readonly number[] {
+  if (value === undefined) return DEFAULT_SECONDS_BUCKETS;
+  const valid = Array.isArray(value) && value.length > 0 && value.every((b, i) => Number.isFinite(b) && b > 0 && (i === 0 || b > value[i - 1]!));
+  if (!valid) throw new InvalidOptionsError(option, 'must be a non-empty list of increasing positive numbers of seconds');
+  return [...value];
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function header(lines: string[], name: string, help: string, type: string): void {
+  lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+}
+
+/** A counter, per rendered label set (`mode="write"`). */
+class Counter {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    private readonly name: string,
+    private readonly help: string,
+    /** An unlabelled counter shows 0 before its first count; a labelled one has no series yet. */
+    private readonly labelled = true,
+  ) {}
+
+  inc(labels: string): void {
+    this.values.set(labels, (this.values.get(labels) ?? 0) + 1);
+  }
+
+  total(): number {
+    let sum = 0;
+    for (const value of this.values.values()) sum += value;
+    return sum;
+  }
+
+  write(lines: string[], prefix: string): void {
+    const name = prefix + this.name;
+    header(lines, name, this.help, 'counter');
+    if (this.values.size === 0 && !this.labelled) lines.push(`${name} 0`);
+    for (const [labels, value] of this.values) lines.push(`${name}${labels ? `{${labels}}` : ''} ${value}`);
+  }
+}
+
+/** A histogram, per rendered label set; counts per bucket (not cumulative) plus the overflow. */
+class Histogram {
+  private readonly series = new Map<string, { counts: number[]; sum: number }>();
+
+  constructor(
+    private readonly name: string,
+    private readonly help: string,
+    private readonly bounds: readonly number[],
+  ) {}
+
+  observe(labels: string, seconds: number): void {
+    let entry = this.series.get(labels);
+    if (!entry) {
+      entry = { counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0 };
+      this.series.set(labels, entry);
+    }
+    let i = 0;
+    while (i < this.bounds.length && seconds > this.bounds[i]!) i += 1;
+    entry.counts[i]! += 1;
+    entry.sum += seconds;
+  }
+
+  snapshot(): HistogramSnapshot {
+    const counts = new Array<number>(this.bounds.length + 1).fill(0);
+    let sum = 0;
+    for (const entry of this.series.values()) {
+      entry.counts.forEach((count, i) => (counts[i]! += count));
+      sum += entry.sum;
+    }
+    return this.cumulative(counts, sum);
+  }
+
+  write(lines: string[], prefix: string): void {
+    const name = prefix + this.name;
+    header(lines, name, this.help, 'histogram');
+    for (const [labels, entry] of this.series) {
+      const { buckets, count, sum } = this.cumulative(entry.counts, entry.sum);
+      for (const bucket of buckets) lines.push(`${name}_bucket{${labels},le="${bucket.le === Infinity ? '+Inf' : bucket.le}"} ${bucket.count}`);
+      lines.push(`${name}_sum{${labels}} ${sum}`, `${name}_count{${labels}} ${count}`);
+    }
+  }
+
+  private cumulative(counts: readonly number[], sum: number): HistogramSnapshot {
+    let running = 0;
+    const buckets = counts.map((count, i) => ({ le: this.bounds[i] ?? Infinity, count: (running += count) }));
+    return { buckets, count: running, sum };
+  }
+}
