@@ -38,6 +38,8 @@ export interface CheckResult {
     takeoversMs: number[];
     writesAccepted: number;
     writesRefused: number;
+    /** Write holds a cohort handed over within its process (their token's holder number is not 0). */
+    localHandoffs: number;
   };
 }
 
@@ -187,6 +189,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
       takeoversMs,
       writesAccepted: store.accepted,
       writesRefused: store.refused.length,
+      localHandoffs: holds.filter((h) => isWrite(h.mode) && h.token !== undefined && !h.token.endsWith('000000')).length,
     },
   };
 }

@@ -5,7 +5,9 @@
  */
 import { LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import { CohortLock } from '../../lib/recipes/cohort-lock.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import type { LockRecipe } from '../../lib/recipes/recipe-runtime.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type ClientEvent, type HarnessMessage, type LockMode, monotonicMs, type WorkerConfig, type WorkerMessage } from './history.js';
 
@@ -43,59 +45,69 @@ async function run(config: WorkerConfig): Promise<void> {
   reportSession();
   const fair = new FairLock(connection, { rootPath: config.rootPath });
   const readWrite = new ReadWriteLock(connection, { rootPath: config.rootPath });
+  const { cohort } = config;
+  const recipes: Record<LockMode, LockRecipe> = {
+    exclusive: cohort ? new CohortLock(fair, cohort) : fair,
+    write: cohort ? new CohortLock(readWrite.write, cohort) : readWrite.write,
+    read: readWrite.read,
+  };
   const resources = Object.keys(config.resources);
+  let ops = 0;
 
-  for (let op = 1; !stopping; op++) {
-    const directed = nextOp;
-    nextOp = undefined;
-    const resource = directed?.resource ?? pick(resources);
-    const mode: LockMode = directed?.mode ?? pick(config.resources[resource]!);
-    const recipe = mode === 'exclusive' ? fair : readWrite[mode];
-    emit({ type: 'requested', client, op, resource, mode, t: monotonicMs() });
-    if (markNextCreate) {
-      markNextCreate = false;
-      send({ kind: 'creating', client });
+  const caller = async (): Promise<void> => {
+    while (!stopping) {
+      const op = ++ops;
+      const directed = nextOp;
+      nextOp = undefined;
+      const resource = directed?.resource ?? pick(resources);
+      const mode: LockMode = directed?.mode ?? pick(config.resources[resource]!);
+      emit({ type: 'requested', client, op, resource, mode, t: monotonicMs() });
+      if (markNextCreate) {
+        markNextCreate = false;
+        send({ kind: 'creating', client });
+      }
+      let lock: HeldLock;
+      try {
+        lock = await recipes[mode].acquire(resource, { waitTimeoutMs: config.waitTimeoutMs });
+      } catch (error) {
+        if (error instanceof LockTimeoutError) emit({ type: 'timed-out', client, op, t: monotonicMs() });
+        else emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
+        continue;
+      }
+      const granted = monotonicMs();
+      emit({
+        type: 'granted',
+        client,
+        op,
+        resource,
+        mode,
+        t: granted,
+        token: lock.fencingToken,
+        sequence: Number(lock.path.slice(-10)),
+        queueId: lock.queueId,
+        session: lock.session.id,
+      });
+      lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
+        once: true,
+      });
+      // As a careful holder would: write only while the library has not said the lock is lost.
+      const write = (): void => {
+        if (!lock.signal.aborted) send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
+      };
+      write();
+      await sleep(directed?.holdMs ?? random() * config.holdMs);
+      write();
+      emit({ type: 'releasing', client, op, t: monotonicMs() });
+      try {
+        await lock.release();
+        emit({ type: 'released', client, op, t: monotonicMs() });
+      } catch (error) {
+        if (!(error instanceof LockLostError)) emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
+      }
+      await sleep(random() * config.thinkMs);
     }
-    let lock: HeldLock;
-    try {
-      lock = await recipe.acquire(resource, { waitTimeoutMs: config.waitTimeoutMs });
-    } catch (error) {
-      if (error instanceof LockTimeoutError) emit({ type: 'timed-out', client, op, t: monotonicMs() });
-      else emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
-      continue;
-    }
-    const granted = monotonicMs();
-    emit({
-      type: 'granted',
-      client,
-      op,
-      resource,
-      mode,
-      t: granted,
-      token: lock.fencingToken,
-      sequence: Number(lock.path.slice(-10)),
-      queueId: lock.queueId,
-      session: lock.session.id,
-    });
-    lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
-      once: true,
-    });
-    // As a careful holder would: write only while the library has not said the lock is lost.
-    const write = (): void => {
-      if (!lock.signal.aborted) send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
-    };
-    write();
-    await sleep(directed?.holdMs ?? random() * config.holdMs);
-    write();
-    emit({ type: 'releasing', client, op, t: monotonicMs() });
-    try {
-      await lock.release();
-      emit({ type: 'released', client, op, t: monotonicMs() });
-    } catch (error) {
-      if (!(error instanceof LockLostError)) emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });
-    }
-    await sleep(random() * config.thinkMs);
-  }
+  };
+  await Promise.all(Array.from({ length: config.callers }, caller));
   connection.close();
   // Closing the IPC channel once the last message is out lets the process end.
   process.send?.({ kind: 'done', client } satisfies WorkerMessage, () => process.disconnect());

@@ -31,6 +31,10 @@ export interface HarnessOptions {
   readonly holdMs: number;
   readonly thinkMs: number;
   readonly seed: number;
+  /** Concurrent callers in each client process. */
+  readonly callers: number;
+  /** The cohort queue in each client process, with these bounds; false: none. */
+  readonly cohort: false | { maxHandoffs: number; maxHoldMs: number };
 }
 
 interface Worker {
@@ -97,6 +101,8 @@ export class FaultHarness {
       holdMs: this.options.holdMs,
       thinkMs: this.options.thinkMs,
       seed: this.options.seed + this.clientCount * 7919,
+      callers: this.options.callers,
+      cohort: this.options.cohort,
     };
     this.tell(client, { kind: 'start', config });
     return client;

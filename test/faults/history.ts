@@ -54,6 +54,10 @@ export interface WorkerConfig {
   /** Pause between operations, ms (random up to this). */
   readonly thinkMs: number;
   readonly seed: number;
+  /** Concurrent callers in the process, one acquire loop each (ops numbered across them). */
+  readonly callers: number;
+  /** The cohort queue for exclusive and write locks, with these bounds; false: none. */
+  readonly cohort: false | { maxHandoffs: number; maxHoldMs: number };
 }
 
 /** Harness -> worker messages. */

@@ -35,6 +35,10 @@ export const DEFAULT_OPTIONS: HarnessOptions = {
   holdMs: 6,
   thinkMs: 4,
   seed: 20261121,
+  // Several callers per process, so that the cohort queue hands locks over locally; tight bounds so
+  // that it also gives them back to ZooKeeper often. FAULTS_COHORT=off runs without it.
+  callers: 3,
+  cohort: process.env.FAULTS_COHORT === 'off' ? false : { maxHandoffs: 4, maxHoldMs: 20 },
 };
 
 export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteReport> {
@@ -83,7 +87,7 @@ export function describeReport(report: SuiteReport): string[] {
     values.length === 0 ? 'none observed' : `max ${Math.round(Math.max(...values))} ms, median ${Math.round(median(values))} ms (${values.length})`;
   return [
     `faults injected:        ${figures.faults} (${report.faultsRun.length} scenarios)`,
-    `acquisitions:           ${figures.acquisitions} (timeouts ${figures.timeouts}, failures ${figures.failures})`,
+    `acquisitions:           ${figures.acquisitions} (timeouts ${figures.timeouts}, failures ${figures.failures}; ${figures.localHandoffs} handed over within a process by its cohort)`,
     `fenced writes:          ${figures.writesAccepted} accepted, ${figures.writesRefused} refused (stale holders)`,
     `excused overlaps:       ${figures.excusedOverlaps} (holders paused past their session)`,
     `lost-signal delay:      ${stats(figures.lostSignalDelaysMs)} after SIGCONT`,
