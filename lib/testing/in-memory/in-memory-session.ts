@@ -91,7 +91,7 @@ export class InMemorySession implements ZkSessionApi {
   }
 
   getAcl(path: string): Promise<ZkAcl[]> {
-    return this.call('getAcl', path, () => this.tree.getAcl(path));
+    return this.call('getAcl', path, () => this.tree.getAcl(this.caller, path));
   }
 
   setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {

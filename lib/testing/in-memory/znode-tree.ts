@@ -1,6 +1,6 @@
 /**
  * ZooKeeper's data model in memory, with the server's rules where the recipes can see them: zxids
- * that grow with every write, sequence numbers taken from the parent's cversion, pzxid raised by each
+ * that grow with every write, sequence numbers counting the parent's creates, pzxid raised by each
  * child created or deleted, ephemeral nodes that die with their session and cannot have children,
  * container nodes reaped once their last child goes, one-shot data watches, ACLs checked as the
  * server checks them, and failures as the same result codes (and so the same typed errors).
@@ -18,6 +18,7 @@ interface ZNode {
   pzxid: number;
   readonly ctime: Date;
   version: number;
+  /** Children ever created (what sequence numbers count); a Stat reports creates plus deletes. */
   cversion: number;
   aversion: number;
   /** Owning session's id for an ephemeral node, '0' otherwise. */
@@ -132,8 +133,14 @@ export class ZNodeTree {
     this.fireWatches(path);
   }
 
-  getAcl(path: string): ZkAcl[] {
-    return this.existing(path, 'getAcl').acl.map((entry) => ({ ...entry }));
+  /** As ZooKeeper 3.6+: needs READ or ADMIN, and only ADMIN sees digest hashes (others get `user:x`). */
+  getAcl(caller: Caller, path: string): ZkAcl[] {
+    const node = this.existing(path, 'getAcl');
+    this.checkPerm(caller, node, ZK_PERMS.READ | ZK_PERMS.ADMIN, 'getAcl', path);
+    const admin = this.allows(caller, node, ZK_PERMS.ADMIN);
+    return node.acl.map((entry) =>
+      entry.scheme === 'digest' && !admin ? { ...entry, id: `${entry.id.slice(0, entry.id.indexOf(':'))}:x` } : { ...entry },
+    );
   }
 
   setAcl(caller: Caller, path: string, acl: readonly ZkAcl[]): void {
@@ -223,7 +230,6 @@ export class ZNodeTree {
     const parentPath = parentOf(path);
     const parent = this.nodes.get(parentPath)!;
     parent.children.delete(path.slice(path.lastIndexOf('/') + 1));
-    parent.cversion += 1;
     parent.pzxid = zxid;
     this.fireWatches(path);
     if (parent.container && parent.children.size === 0) this.scheduleReap(parentPath);
@@ -256,15 +262,19 @@ export class ZNodeTree {
   }
 
   private checkPerm(caller: Caller, node: ZNode, perm: number, op: string, path: string): void {
-    if (caller.superuser) return;
-    const allowed = node.acl.some(
+    if (!this.allows(caller, node, perm)) throw zkError(ZK_CODES.NOAUTH, op, path);
+  }
+
+  /** Whether an ACL entry matching the caller grants any of the bits in `perm`. */
+  private allows(caller: Caller, node: ZNode, perm: number): boolean {
+    if (caller.superuser) return true;
+    return node.acl.some(
       (entry) =>
         (entry.perms & perm) !== 0 &&
         ((entry.scheme === 'world' && entry.id === 'anyone') ||
           (entry.scheme === 'ip' && entry.id === '127.0.0.1') ||
           caller.identities.some((identity) => identity.scheme === entry.scheme && identity.id === entry.id)),
     );
-    if (!allowed) throw zkError(ZK_CODES.NOAUTH, op, path);
   }
 
   /** As the server does: `auth` entries become the caller's identities; an ACL nobody matches is refused. */
@@ -296,7 +306,8 @@ function statOf(node: ZNode): ZkStat {
     mzxid: node.mzxid,
     pzxid: node.pzxid,
     version: node.version,
-    cversion: node.cversion,
+    // As ZooKeeper's DataNode.copyStat: every child created and not still there was deleted.
+    cversion: node.cversion * 2 - node.children.size,
     numChildren: node.children.size,
     dataLength: node.data.length,
     ephemeralOwner: node.ephemeralOwner,
