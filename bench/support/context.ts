@@ -22,7 +22,7 @@ export interface BenchContext {
   log(message: string): void;
 }
 
-export type NodeImpl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice';
+export type NodeImpl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice' | 'lockservice-solo';
 export type Impl = NodeImpl | 'curator';
 
 export function startNodeWorker(ctx: BenchContext, impl: NodeImpl, label: string = impl): LineWorker {

@@ -5,7 +5,8 @@
  * - `fairlock`: this library's recipe, `FairLock` on a `ZkConnection`;
  * - `simplelock`: this library's `SimpleLock` (one ephemeral node per name) on a `ZkConnection`;
  * - `lockservice`: this library's `LockService`, as an application calls it (outside Nest's DI, on
- *   a connection it is given).
+ *   a connection it is given), with its defaults (the cohort queue on);
+ * - `lockservice-solo`: the same with `cohort: false` (every caller queues in ZooKeeper).
  * A protocol `path` is the parent of the lock nodes: for the library, rootPath + '/' + resource.
  */
 import 'reflect-metadata';
@@ -17,8 +18,8 @@ import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
 import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
 
-type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice';
-const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'simplelock', 'lockservice'];
+type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice' | 'lockservice-solo';
+const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'simplelock', 'lockservice', 'lockservice-solo'];
 
 /** acquire + release of one lock, however the implementation does it. */
 interface Locker {
@@ -52,7 +53,8 @@ function locker(path: string): Locker {
       const simple = new SimpleLock(connection!, { rootPath: root });
       found = { acquire: (p) => simple.acquire(split(p).resource) };
     } else {
-      const service = new LockService({ connection: connection!, rootPath: root, rootAclCheck: 'off' });
+      const cohort = impl === 'lockservice-solo' ? false : undefined;
+      const service = new LockService({ connection: connection!, rootPath: root, rootAclCheck: 'off', cohort });
       found = { acquire: (p, mode) => service.acquire(split(p).resource, mode ? { mode } : {}) };
     }
     lockers.set(root, found);
@@ -128,7 +130,7 @@ async function uncontended({ path, cycles, fresh }: Extract<Command, { name: 'un
 
 async function contend({ path, callers, startAt, durationMs, readPercent, holdMs }: Extract<Command, { name: 'contend' }>): Promise<ContendAnswer> {
   if (raw) throw new Error(`${impl} has no contended mode`);
-  if (readPercent !== undefined && impl !== 'lockservice') throw new Error(`${impl} has no read/write mode`);
+  if (readPercent !== undefined && !impl.startsWith('lockservice')) throw new Error(`${impl} has no read/write mode`);
   const lock = locker(path);
   const delay = startAt - Date.now();
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));

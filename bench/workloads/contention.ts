@@ -47,6 +47,7 @@ const LABELS: Partial<Record<Variant, string>> = {
   curator: 'Curator InterProcessMutex',
   'curator-own': 'Curator, one InterProcessMutex per thread',
   lockservice: 'ours: LockService',
+  'lockservice-solo': 'ours: LockService, cohort: false',
   fairlock: 'ours: FairLock (fair queue)',
   simplelock: 'ours: SimpleLock (one node, unfair)',
 };

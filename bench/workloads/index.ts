@@ -52,6 +52,7 @@ export const WORKLOADS: Workload[] = [
         // --quick is a smoke check: fewer JVMs to start.
         processes: ctx.quick ? 3 : 8,
         callersPerProcess: 1,
+        ours: ['lockservice', 'lockservice-solo'],
         ...(ctx.quick
           ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
           : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
@@ -69,9 +70,27 @@ export const WORKLOADS: Workload[] = [
         processes: 1,
         callersPerProcess: 64,
         curatorOwnMutexes: true,
+        ours: ['lockservice', 'lockservice-solo'],
+        minRateVsCurator: 10,
+        maxRequestsPerCycle: 0.5,
         ...(ctx.quick
           ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
           : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
+      }),
+  },
+  {
+    id: 'cohort-mix',
+    description: 'several processes with many callers each on one lock: the cohort queue on and off, vs Curator',
+    run: (ctx) =>
+      runContention(ctx, {
+        id: 'cohort-mix',
+        title: `${ctx.quick ? 2 : 4} processes x 16 callers on one lock (the cohort queue across processes)`,
+        processes: ctx.quick ? 2 : 4,
+        callersPerProcess: 16,
+        ours: ['lockservice', 'lockservice-solo'],
+        ...(ctx.quick
+          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
+          : { warmupCycles: 3000, warmupMs: 2000, durationMs: 3000, rounds: 3 }),
       }),
   },
   {

@@ -23,6 +23,7 @@ const LABELS: Record<Impl, string> = {
   fairlock: 'ours: FairLock acquire+release',
   simplelock: 'ours: SimpleLock acquire+release',
   lockservice: 'ours: LockService acquire+release',
+  'lockservice-solo': 'ours: LockService acquire+release, cohort: false',
 };
 
 interface Settings {
