@@ -51,6 +51,19 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
     return { status: response.status, body: JSON.parse(text) as Body, text };
   }
 
+  /** Polls `path` until its answer satisfies `wanted`, and returns that answer. */
+  async function until(path: string, wanted: (answer: Awaited<ReturnType<typeof get>>) => boolean, what: string, timeoutMs?: number) {
+    let last: Awaited<ReturnType<typeof get>> | undefined;
+    await eventually(
+      async () => {
+        last = await get(path);
+        return wanted(last);
+      },
+      { what, timeoutMs },
+    );
+    return last!;
+  }
+
   beforeAll(async () => {
     @Module({
       imports: [
@@ -98,35 +111,17 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
   it('follows an outage: up while suspended (down with downWhenSuspended), 503 down once lost, up again on a new session', async () => {
     const before = (await get('/health')).body.info!.zookeeper!.sessionId;
     await zk.server!.stop();
-    const suspended = await eventually(
-      async () => {
-        const answer = await get('/health/both');
-        return answer.body.error?.strict?.state === 'suspended' && answer;
-      },
-      { what: 'a suspended session' },
-    );
+    const suspended = await until('/health/both', (answer) => answer.body.error?.strict?.state === 'suspended', 'a suspended session');
     expect(suspended.status).toBe(503);
     expect(suspended.body.info?.zookeeper).toMatchObject({ status: 'up', state: 'suspended' });
     expect(suspended.body.error?.strict).toMatchObject({ status: 'down', state: 'suspended' });
 
-    const lost = await eventually(
-      async () => {
-        const answer = await get('/health');
-        return answer.status === 503 && answer;
-      },
-      { what: 'the session to be declared lost' },
-    );
+    const lost = await until('/health', (answer) => answer.status === 503, 'the session to be declared lost');
     expect(lost.body.status).toBe('error');
     expect(lost.body.error?.zookeeper).toMatchObject({ status: 'down', state: 'connecting', connectionString: zk.connectString });
 
     await zk.server!.start();
-    const back = await eventually(
-      async () => {
-        const answer = await get('/health');
-        return answer.status === 200 && answer;
-      },
-      { what: 'a new session', timeoutMs: 30_000 },
-    );
+    const back = await until('/health', (answer) => answer.status === 200, 'a new session', 30_000);
     expect(back.body.info?.zookeeper).toMatchObject({ status: 'up', state: 'connected' });
     expect(back.body.info?.zookeeper?.sessionId).not.toBe(before);
   });
