@@ -83,7 +83,9 @@ const SCRIPT = `
     const table = el('table');
     const head = el('tr');
     for (const name of ['', 'mode', 'owner', 'host', 'pid', 'session', 'in queue for']) head.append(el('th', '', name));
-    table.append(el('thead')).append(head);
+    const thead = el('thead');
+    thead.append(head);
+    table.append(thead);
     const rows = el('tbody');
     lock.holders.forEach((node, i) => rows.append(row(node, 'holder', i + 1)));
     lock.waiters.forEach((node, i) => rows.append(row(node, 'waiter', i + 1)));

@@ -1,0 +1,237 @@
+import 'reflect-metadata';
+import { existsSync } from 'node:fs';
+import { type CanActivate, type INestApplication, Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LockHandle, type LockService, ZkLockModule, ZkLockViewModule, type ZkLockViewOptions } from '../../lib/index.js';
+import { encodeResource } from '../../lib/zookeeper/paths.js';
+import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { startLockApp } from '../support/lock-app.js';
+import { childrenOf, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Set to a file path (docs/live-view.png) to save a screenshot of the page with its locks. */
+const SCREENSHOT = process.env.LIVE_VIEW_SCREENSHOT;
+
+/** What the page shows for one row, read from the DOM. */
+interface ShownRow {
+  role: string;
+  node: string;
+  session: string;
+  mode: string;
+  owner: string;
+  host: string;
+  pid: string;
+  age: string;
+}
+
+/** The little of the DOM these page functions use (the project's TypeScript has no DOM library). */
+interface PageElement {
+  readonly dataset: Record<string, string | undefined>;
+  readonly textContent: string | null;
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): Iterable<PageElement>;
+}
+
+/** Every lock section on the page, as text. */
+function shownLocks(page: Page): Promise<{ resource: string; kind: string; rows: ShownRow[] }[]> {
+  return page.$$eval('section.lock', (sections: PageElement[]) =>
+    sections.map((section) => ({
+      resource: section.dataset.resource ?? '',
+      kind: section.querySelector('h2 .kind')?.textContent ?? '',
+      rows: [...section.querySelectorAll('tbody tr')].map((tr) => {
+        const cell = (name: string) => tr.querySelector(`td[data-col="${name}"]`)?.textContent ?? '';
+        const data = tr.dataset;
+        return {
+          role: cell('role'),
+          node: data.node ?? '',
+          session: data.session ?? '',
+          mode: cell('mode'),
+          owner: cell('owner'),
+          host: cell('host'),
+          pid: cell('pid'),
+          age: cell('age'),
+        };
+      }),
+    })),
+  );
+}
+
+describe('the live view page in headless Chromium, against a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+  const rootPath = uniqueRoot('liveview');
+  const apps: INestApplication[] = [];
+  let browser: Browser;
+  let viewUrl: string;
+  const lockers: LockService[] = [];
+
+  async function viewerApp(options: ZkLockViewOptions | undefined): Promise<string> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, sessionTimeoutMs: 4000 }),
+        ...(options ? [ZkLockViewModule.register(options)] : []),
+      ],
+    }).compile();
+    const application = moduleRef.createNestApplication({ logger: false });
+    await application.listen(0, '127.0.0.1');
+    apps.push(application);
+    return application.getUrl();
+  }
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`No Chromium at ${CHROMIUM}: run \`bash scripts/ensure-chromium.sh\` (npm test runs it), or set CHROMIUM_PATH.`);
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    viewUrl = `${await viewerApp({ refreshMs: 250 })}/zk-locks`;
+    // Three more applications: three sessions that take the locks the page shows.
+    for (let i = 0; i < 3; i++) {
+      const { application, locks } = await startLockApp(zk, { rootPath, sessionTimeoutMs: 4000 });
+      apps.push(application);
+      lockers.push(locks);
+    }
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const application of apps.reverse()) await application.close();
+  });
+
+  /** The queue of a resource as ZooKeeper has it: node names in sequence order, with their owners. */
+  async function queueInZooKeeper(connection: ZkConnection, resource: string): Promise<{ node: string; session: string; owner: string }[]> {
+    const path = `${rootPath}/${encodeResource(resource)}`;
+    const names = (await childrenOf(connection, path)).sort((a, b) => a.slice(-10).localeCompare(b.slice(-10)));
+    const session = await connection.session();
+    return Promise.all(
+      names.map(async (node) => {
+        const { data } = await session.getData(`${path}/${node}`);
+        return { node, session: node.split('-')[1]!, owner: (JSON.parse(data.toString()) as { owner: string }).owner };
+      }),
+    );
+  }
+
+  /** Checks every section against ZooKeeper: same nodes, same order, same sessions and owners; the first `holders` hold. */
+  async function expectPageMatchesZooKeeper(page: Page, connection: ZkConnection, holders: Record<string, number>): Promise<void> {
+    const shown = await shownLocks(page);
+    expect(shown.map((lock) => lock.resource)).toEqual(Object.keys(holders).sort());
+    for (const lock of shown) {
+      const queue = await queueInZooKeeper(connection, lock.resource);
+      expect(lock.rows.map((row) => [row.node, row.session, row.owner])).toEqual(queue.map((n) => [n.node, n.session, n.owner]));
+      const roles = lock.rows.map((row) => row.role);
+      const count = holders[lock.resource]!;
+      expect(roles).toEqual([...Array<string>(count).fill('holder'), ...roles.slice(count).map((_, i) => `waiter #${i + 1}`)]);
+      for (const row of lock.rows) {
+        expect(row.host).not.toBe('');
+        expect(row.pid).toBe(String(process.pid));
+        expect(row.age).toMatch(/^\d+(\.\d)? (ms|s)$|^\d+ min \d\d s$/);
+      }
+    }
+  }
+
+  it('shows every lock with its holder and its waiters in queue order, as ZooKeeper has them, and follows a release without reloading', async () => {
+    const [a, b, c] = lockers as [LockService, LockService, LockService];
+    const zkView = await connect();
+    const ordersPath = `${rootPath}/${encodeResource('orders/42')}`;
+    const handles: LockHandle[] = [await a.acquire('orders/42', { owner: 'job-a' })];
+    const waits: Promise<LockHandle>[] = [b.acquire('orders/42', { owner: 'job-b' })];
+    await queueLength(zkView, ordersPath, 2);
+    waits.push(c.acquire('orders/42', { owner: 'job-c' }));
+    await queueLength(zkView, ordersPath, 3);
+    handles.push(await a.acquire('doc', { mode: 'write', owner: 'PUT /doc' }));
+    waits.push(b.acquire('doc', { mode: 'read', owner: 'GET /doc' }));
+    await queueLength(zkView, `${rootPath}/doc`, 2);
+    handles.push(await a.semaphore('pool', { permits: 2, owner: 'lease-1' }));
+    handles.push(await b.semaphore('pool', { permits: 2, owner: 'lease-2' }));
+    waits.push(c.semaphore('pool', { permits: 2, owner: 'lease-3' }));
+    await queueLength(zkView, `${rootPath}/pool`, 3);
+    for (const wait of waits) wait.catch(() => undefined); // a failed test closes the apps under them
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(viewUrl);
+    await page.waitForSelector('section.lock[data-resource="pool"] tbody tr:nth-child(3)');
+    expect(await page.textContent('#root')).toBe(rootPath);
+    const kinds = Object.fromEntries((await shownLocks(page)).map((lock) => [lock.resource, lock.kind]));
+    expect(kinds).toEqual({ doc: 'read/write', 'orders/42': 'exclusive', pool: 'semaphore (2 permits)' });
+    await expectPageMatchesZooKeeper(page, zkView, { doc: 1, 'orders/42': 1, pool: 2 });
+    const modes = (await shownLocks(page)).map((lock) => lock.rows.map((row) => row.mode));
+    expect(modes).toEqual([['write', 'read'], ['exclusive', 'exclusive', 'exclusive'], ['semaphore', 'semaphore', 'semaphore']]);
+    if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // The next holder of orders/42 appears on the same page: no reload (the marker survives).
+    await page.evaluate("window.liveViewMarker = 'same page'");
+    const readAt = await page.getAttribute('#updated', 'data-read-at');
+    await handles[0]!.release();
+    // The page's own CSP forbids the string evaluation waitForFunction uses: wait with locators.
+    await page.locator('section.lock[data-resource="orders/42"] tr[data-role="holder"] td[data-col="owner"]', { hasText: /^job-b$/ }).waitFor();
+    expect(await page.evaluate('window.liveViewMarker')).toBe('same page');
+    expect(await page.getAttribute('#updated', 'data-read-at')).not.toBe(readAt);
+    await queueLength(zkView, ordersPath, 2);
+    await expect.poll(() => page.locator('section.lock[data-resource="orders/42"] tbody tr').count(), { timeout: 30_000 }).toBe(2);
+    await expectPageMatchesZooKeeper(page, zkView, { doc: 1, 'orders/42': 1, pool: 2 });
+    await page.close();
+
+    for (const handle of handles.slice(1)) await handle.release();
+    for (const wait of waits) await (await wait).release();
+  });
+
+  it('shows owners as text, never as HTML', async () => {
+    const hostile = '<img src=x onerror="window.pwned = 1">';
+    const handle = await lockers[0]!.acquire('xss', { owner: hostile });
+    const page = await browser.newPage();
+    await page.goto(viewUrl);
+    await page.waitForSelector('section.lock[data-resource="xss"]');
+    expect(await page.textContent('section.lock[data-resource="xss"] td[data-col="owner"]')).toBe(hostile);
+    expect(await page.$$('section.lock img')).toHaveLength(0);
+    expect(await page.evaluate('window.pwned')).toBeUndefined();
+    await page.close();
+    await handle.release();
+  });
+
+  it('says so on the page when the data cannot be read, and keeps the last table', async () => {
+    const page = await browser.newPage();
+    let failing = false;
+    await page.route('**/zk-locks/data', (route) => (failing ? route.fulfill({ status: 503, body: 'ZooKeeper is down' }) : route.continue()));
+    const handle = await lockers[1]!.acquire('kept', { owner: 'still-here' });
+    await page.goto(viewUrl);
+    await page.waitForSelector('section.lock[data-resource="kept"]');
+    failing = true;
+    await page.locator('#status.error', { hasText: 'ZooKeeper is down' }).waitFor();
+    expect(await page.textContent('section.lock[data-resource="kept"] td[data-col="owner"]')).toBe('still-here');
+    await page.close();
+    await handle.release();
+  });
+
+  it('is not served unless ZkLockViewModule is imported, and obeys its path and guards', async () => {
+    const without = await viewerApp(undefined);
+    expect((await fetch(`${without}/zk-locks`)).status).toBe(404);
+    expect((await fetch(`${without}/zk-locks/data`)).status).toBe(404);
+
+    @Injectable()
+    class DenyAll implements CanActivate {
+      canActivate(): boolean {
+        return false;
+      }
+    }
+    const guarded = await viewerApp({ path: '/admin/locks/', guards: [DenyAll] });
+    expect((await fetch(`${guarded}/admin/locks`)).status).toBe(403);
+    expect((await fetch(`${guarded}/admin/locks/data`)).status).toBe(403);
+    expect((await fetch(`${guarded}/zk-locks`)).status).toBe(404);
+
+    const open = await viewerApp({ path: 'admin/locks' });
+    const page = await fetch(`${open}/admin/locks`);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'.*connect-src 'self'/);
+    expect(await page.text()).not.toMatch(/<script src=|<link |https?:\/\//); // self-contained
+    const data = (await (await fetch(`${open}/admin/locks/data`)).json()) as { rootPath: string };
+    expect(data.rootPath).toBe(rootPath);
+  });
+
+  it('refuses bad options at registration, naming the option', () => {
+    expect(() => ZkLockViewModule.register({ path: 'a b' })).toThrow(/"path"/);
+    expect(() => ZkLockViewModule.register({ refreshMs: 5 })).toThrow(/"refreshMs".*at least 100/);
+  });
+});
