@@ -17,8 +17,10 @@ h1 { font-size: 1.25rem; margin: 0; }
 section.lock { margin: 1.25rem 0; }
 h2 { font-size: 1rem; margin: 0 0 .35rem; font-family: ui-monospace, monospace; }
 h2 .kind { font: 600 .75rem system-ui, sans-serif; padding: .1rem .45rem; border-radius: .6rem; background: #8884; margin-left: .5rem; }
-table { border-collapse: collapse; min-width: 60rem; }
-th, td { text-align: left; padding: .25rem .6rem; border-bottom: 1px solid #8884; }
+table { border-collapse: collapse; width: 64rem; max-width: 100%; table-layout: fixed; }
+th, td { text-align: left; padding: .25rem .6rem; border-bottom: 1px solid #8884; overflow-wrap: anywhere; }
+th:nth-child(1) { width: 6.5rem; } th:nth-child(2) { width: 8rem; } th:nth-child(4) { width: 9rem; }
+th:nth-child(5) { width: 4.5rem; } th:nth-child(6) { width: 10.5rem; } th:nth-child(7) { width: 7.5rem; }
 th { font-weight: 600; font-size: .8rem; text-transform: uppercase; letter-spacing: .03em; }
 td.session, td.node { font-family: ui-monospace, monospace; font-size: .8rem; }
 tr.holder td.role { color: #1e8449; font-weight: 600; }
