@@ -173,6 +173,20 @@ describe('LockService.events$ on a real ZooKeeper', () => {
     expect(states.lastIndexOf('connected')).toBeGreaterThan(states.indexOf('lost'));
   });
 
+  it('a lock taken away at shutdown is lost, later acquires fail as closed, and the connection ends closed', async () => {
+    const { locks, events } = await service({ shutdownGraceMs: 20 });
+    const held = await locks.acquire('job');
+    await locks.beforeApplicationShutdown();
+    expect(held.signal.aborted).toBe(true);
+    await expect(locks.acquire('other')).rejects.toThrow(/shut down/);
+    await locks.onApplicationShutdown();
+    const lost = events.find((event) => event.type === 'lost');
+    expect(lost).toMatchObject({ resource: 'job', fencingToken: held.fencingToken });
+    expect((lost as { error: Error }).error.message).toMatch(/shutting down/);
+    expect(events.find((event) => event.type === 'failed')).toMatchObject({ resource: 'other', errorName: 'LockServiceClosedError' });
+    expect(events.at(-1)).toMatchObject({ type: 'connection', state: 'closed' });
+  });
+
   it('delivers nothing to a subscriber that left, nor earlier events to a late one', async () => {
     const locks = new LockService({ connectionString: zk.connectString, sessionTimeoutMs: 1500, rootPath: uniqueRoot('late'), rootAclCheck: 'off' });
     services.push(locks);
