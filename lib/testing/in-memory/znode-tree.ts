@@ -9,6 +9,9 @@ import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
 import type { CreateMode } from '../../zookeeper/zk-session.js';
+import { allows, type Caller, fixAcl, validatePath } from './znode-rules.js';
+
+export type { Caller } from './znode-rules.js';
 
 interface ZNode {
   data: Buffer;
@@ -25,14 +28,6 @@ interface ZNode {
   readonly ephemeralOwner: string;
   readonly container: boolean;
   readonly children: Set<string>;
-}
-
-/** Who sends a request: a session id and the identities it authenticated as (`scheme:id`). */
-export interface Caller {
-  readonly sessionId: string;
-  readonly identities: readonly { scheme: string; id: string }[];
-  /** The kit's own views of the tree: no ACL applies. */
-  readonly superuser?: boolean;
 }
 
 /** A data watch: `fire` runs once on the node's next change or deletion. */
@@ -137,7 +132,7 @@ export class ZNodeTree {
   getAcl(caller: Caller, path: string): ZkAcl[] {
     const node = this.existing(path, 'getAcl');
     this.checkPerm(caller, node, ZK_PERMS.READ | ZK_PERMS.ADMIN, 'getAcl', path);
-    const admin = this.allows(caller, node, ZK_PERMS.ADMIN);
+    const admin = allows(caller, node.acl, ZK_PERMS.ADMIN);
     return node.acl.map((entry) =>
       entry.scheme === 'digest' && !admin ? { ...entry, id: `${entry.id.slice(0, entry.id.indexOf(':'))}:x` } : { ...entry },
     );
@@ -146,7 +141,7 @@ export class ZNodeTree {
   setAcl(caller: Caller, path: string, acl: readonly ZkAcl[]): void {
     const node = this.existing(path, 'setAcl');
     this.checkPerm(caller, node, ZK_PERMS.ADMIN, 'setAcl', path);
-    node.acl = this.fixAcl(caller, acl, 'setAcl', path);
+    node.acl = fixAcl(caller, acl, 'setAcl', path);
     node.aversion += 1;
     this.nextZxid();
   }
@@ -262,36 +257,7 @@ export class ZNodeTree {
   }
 
   private checkPerm(caller: Caller, node: ZNode, perm: number, op: string, path: string): void {
-    if (!this.allows(caller, node, perm)) throw zkError(ZK_CODES.NOAUTH, op, path);
-  }
-
-  /** Whether an ACL entry matching the caller grants any of the bits in `perm`. */
-  private allows(caller: Caller, node: ZNode, perm: number): boolean {
-    if (caller.superuser) return true;
-    return node.acl.some(
-      (entry) =>
-        (entry.perms & perm) !== 0 &&
-        ((entry.scheme === 'world' && entry.id === 'anyone') ||
-          (entry.scheme === 'ip' && entry.id === '127.0.0.1') ||
-          caller.identities.some((identity) => identity.scheme === entry.scheme && identity.id === entry.id)),
-    );
-  }
-
-  /** As the server does: `auth` entries become the caller's identities; an ACL nobody matches is refused. */
-  private fixAcl(caller: Caller, acl: readonly ZkAcl[], op: string, path: string): ZkAcl[] {
-    const fixed: ZkAcl[] = [];
-    for (const entry of acl) {
-      if (entry.scheme === 'auth') {
-        if (caller.identities.length === 0) throw zkError(ZK_CODES.INVALIDACL, op, path);
-        for (const identity of caller.identities) fixed.push({ scheme: identity.scheme, id: identity.id, perms: entry.perms });
-      } else if (['world', 'digest', 'ip'].includes(entry.scheme)) {
-        fixed.push({ scheme: entry.scheme, id: entry.id, perms: entry.perms });
-      } else {
-        throw zkError(ZK_CODES.INVALIDACL, op, path);
-      }
-    }
-    if (fixed.length === 0) throw zkError(ZK_CODES.INVALIDACL, op, path);
-    return fixed;
+    if (!allows(caller, node.acl, perm)) throw zkError(ZK_CODES.NOAUTH, op, path);
   }
 
   private nextZxid(): number {
@@ -318,17 +284,4 @@ function statOf(node: ZNode): ZkStat {
 function parentOf(path: string): string {
   const slash = path.lastIndexOf('/');
   return slash === 0 ? '/' : path.slice(0, slash);
-}
-
-/** ZooKeeper's path rules (PathUtils.validatePath): the server refuses others with BADARGUMENTS. */
-function validatePath(path: string, op: string, sequential: boolean): void {
-  const bad =
-    typeof path !== 'string' ||
-    !path.startsWith('/') ||
-    (path.length > 1 && path.endsWith('/') && !sequential) ||
-    path.includes('//') ||
-    path.includes('\u0000') ||
-    path.split('/').some((segment) => segment === '.' || segment === '..') ||
-    /[\u0001-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path);
-  if (bad) throw zkError(ZK_CODES.BADARGUMENTS, op, typeof path === 'string' ? path : String(path));
 }
