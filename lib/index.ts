@@ -25,7 +25,7 @@ export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, Histog
 export { DistributedLock } from './distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
-export { ZkLockViewModule, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
+export { ZkLockViewModule, inspectAll, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
 export { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 export {
   ZkLockError,
