@@ -44,6 +44,7 @@ export {
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection.js';
+export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
 export { FairLock, ReadWriteLock, Semaphore, QueueLock, MAX_PERMITS } from './recipes/queue-lock.js';
 export { SimpleLock } from './recipes/simple-lock.js';
