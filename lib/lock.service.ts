@@ -61,6 +61,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly shutdownGraceMs: number;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
   private readonly events = new LockEvents();
+  /** What to undo at shutdown: listeners on the connection and the event log. */
+  private readonly detach: (() => void)[] = [];
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
@@ -84,8 +86,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
     const logLevel = logEventsLevel(options.logEvents);
-    if (logLevel) logLockEvents(this.events.events$, this.logger, logLevel);
-    this.connection.onStateChange((state, sessionId) => {
+    const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
+    if (logging) this.detach.push(() => logging.unsubscribe());
+    const forgetState = this.connection.onStateChange((state, sessionId) => {
       if (state === 'lost') {
         this.logger.warn(
           `ZooKeeper session 0x${sessionId} was lost: every lock held through it is lost (its holder's signal aborted ` +
@@ -94,6 +97,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       }
       this.events.connection(state, sessionId);
     });
+    this.detach.push(forgetState);
   }
 
   /**
@@ -134,6 +138,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.closing = true;
     await this.revokeAll();
     if (this.ownsConnection) this.connection.close();
+    // A supplied connection outlives this service: stop listening to it.
+    for (const stop of this.detach.splice(0)) stop();
   }
 
   private async revokeAll(): Promise<void> {
@@ -256,15 +262,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /** The session as a health check reports it: connect string, state, id, timeout, locks held. */
   sessionInfo(): LockSessionInfo {
-    // A supplied connection may be an in-memory one, with no connect string or negotiated timeout.
-    const { connectionString, negotiatedSessionTimeoutMs } = this.connection as Partial<
-      Pick<ZkConnection, 'connectionString' | 'negotiatedSessionTimeoutMs'>
-    >;
     return {
-      connectionString: connectionString ?? '(supplied connection)',
+      connectionString: this.connection.connectionString,
       state: this.connection.state,
       sessionId: this.connection.sessionId,
-      sessionTimeoutMs: negotiatedSessionTimeoutMs,
+      sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
       heldLocks: this.held.size,
     };
   }

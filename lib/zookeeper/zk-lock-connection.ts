@@ -8,6 +8,10 @@ import type { ZkSessionApi } from './zk-session.js';
 export interface ZkLockConnection {
   /** How long `connect()` waits for the first session, in ms; also bounds tryAcquire's wait for a connected session. */
   readonly connectTimeoutMs: number;
+  /** Where it connects, as given (`host:port,...[/chroot]`), without credentials. */
+  readonly connectionString: string;
+  /** The session timeout the server granted, in ms; undefined before the first session. */
+  readonly negotiatedSessionTimeoutMs: number | undefined;
   /** The digest credential `user:password` added to every session, if any. */
   readonly digest: string | undefined;
   /** The state of the current session, or `closed`. */

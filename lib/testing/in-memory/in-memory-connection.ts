@@ -73,6 +73,16 @@ export class InMemoryConnection implements ZkLockConnection {
     return this.current?.id;
   }
 
+  /** `in-memory:<name>`: there is no server address. */
+  get connectionString(): string {
+    return `in-memory:${this.server.name}`;
+  }
+
+  /** The in-memory server grants what was asked. */
+  get negotiatedSessionTimeoutMs(): number | undefined {
+    return this.current ? this.sessionTimeoutMs : undefined;
+  }
+
   onStateChange(listener: ConnectionStateListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
