@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Packs nestjs-zk-lock as `npm publish` would ship it, installs the tarball into two fresh apps made
+# from test/packaging/ (Nest 12 with ES modules, Nest 11 with CommonJS and TypeScript's node10
+# resolution), and checks that both type-check, start on one real ZooKeeper, serialise concurrent
+# HTTP increments of one shared counter, and pass their own tests (which use nestjs-zk-lock/testing).
+#
+# Needs: Node >= 20.19, Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
+# (or a warm npm cache), and a C++ toolchain for the zookeeper addon.
+# KEEP_PACKAGING_DIR=1 keeps the temp directory (apps, logs) after a passing run; a failing run keeps it.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fixtures=$repo/test/packaging
+work=$(mktemp -d "${TMPDIR:-/tmp}/nestjs-zk-lock-packaging.XXXXXX")
+started=$SECONDS
+pids=()
+zk_pid=
+
+step() { printf '\n== %s  [%ss]\n' "$*" $((SECONDS - started)); }
+fail() {
+  printf '\ntest-packaging: FAIL: %s\n' "$*" >&2
+  exit 1
+}
+# Prints the end of a log under a failure message, so CI output shows why.
+show_log() { echo "--- last lines of $1:" >&2; tail -n "${2:-40}" "$1" >&2 || true; echo "---" >&2; }
+
+stop_pid() {
+  local pid=$1 waited=0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null && [ $waited -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  local pid
+  for pid in "${pids[@]}"; do stop_pid "$pid"; done
+  # The helper stops its server on SIGTERM; this covers a helper that died without doing so.
+  if [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null; then kill -KILL "$zk_pid" 2>/dev/null || true; fi
+  if [ $status -eq 0 ] && [ -z "${KEEP_PACKAGING_DIR:-}" ]; then
+    rm -rf "$work"
+  else
+    echo "test-packaging: kept $work (apps and logs)" >&2
+  fi
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Runs a command in an app directory with its output in a log; on failure shows the log and stops.
+run_logged() {
+  local what=$1 log=$2
+  shift 2
+  if ! "$@" >"$log" 2>&1; then
+    show_log "$log"
+    fail "$what failed (full log: $log)"
+  fi
+}
+
+step "preflight"
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) process.exit(1)' ||
+  fail "Node $(node -v) cannot require() an ES module unflagged; the CommonJS app needs Node >= 20.19"
+bash "$repo/scripts/ensure-zookeeper.sh" || fail "ZooKeeper is not installed (see the message above)"
+echo "work directory: $work"
+
+step "build into a clean staging copy (a stale file in dist/ cannot slip into the tarball)"
+stage=$work/package
+mkdir -p "$stage"
+cp "$repo/package.json" "$stage/"
+for extra in README.md CHANGELOG.md LICENSE LICENSE.md; do
+  [ -f "$repo/$extra" ] && cp "$repo/$extra" "$stage/"
+done
+run_logged "tsc -p tsconfig.build.json" "$work/build.log" \
+  "$repo/node_modules/.bin/tsc" -p "$repo/tsconfig.build.json" --outDir "$stage/dist"
+
+step "npm pack"
+# The build already ran; prepack/prepare scripts would run in a copy without its tsconfig.
+(cd "$stage" && npm pack --ignore-scripts --pack-destination "$work" --json >"$work/pack.json" 2>"$work/pack.log") ||
+  { show_log "$work/pack.log"; fail "npm pack failed"; }
+tarball=$(node -e 'const [p] = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(p.filename)' "$work/pack.json")
+tarball=$work/$tarball
+[ -f "$tarball" ] || fail "npm pack reported $tarball, which does not exist"
+node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "the tarball's contents are wrong (see above)"
+
+step "create the apps and install the tarball (in parallel; the zookeeper addon builds from C sources)"
+install_pids=()
+for app in nest12-esm nest11-cjs; do
+  cp -R "$fixtures/$app" "$work/$app"
+  rm -rf "$work/$app/node_modules" "$work/$app/dist"
+  cp "$fixtures/support/zk-server.mjs" "$work/$app/"
+  (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline "$tarball" >"$work/$app-install.log" 2>&1) &
+  install_pids+=($!)
+done
+apps=(nest12-esm nest11-cjs)
+for i in 0 1; do
+  if ! wait "${install_pids[$i]}"; then
+    show_log "$work/${apps[$i]}-install.log"
+    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log)"
+  fi
+done
+for app in "${apps[@]}"; do
+  dir=$work/$app
+  [ -n "$(find "$dir/node_modules/zookeeper/build" -name '*.node' 2>/dev/null)" ] ||
+    fail "$app: the zookeeper addon was not built: its install script did not run (is \"allowScripts\": { \"zookeeper\": true } in the app's package.json?)"
+  [ ! -e "$dir/node_modules/@nestjs/terminus" ] ||
+    fail "$app: @nestjs/terminus got installed, but it is an optional peer that the app never asked for"
+  echo "$app: nestjs-zk-lock $(cd "$dir" && node -p 'require("./node_modules/nestjs-zk-lock/package.json").version')," \
+    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), zookeeper addon built"
+done
+
+step "type-check and build the apps with tsc"
+run_logged "nest12-esm: tsc (module nodenext)" "$work/nest12-esm-tsc.log" npm --prefix "$work/nest12-esm" run build
+run_logged "nest11-cjs: tsc (module commonjs, moduleResolution node10)" "$work/nest11-cjs-tsc.log" npm --prefix "$work/nest11-cjs" run build
+run_logged "nest11-cjs: tsc (module nodenext, CommonJS package)" "$work/nest11-cjs-tsc-nodenext.log" npm --prefix "$work/nest11-cjs" run typecheck:nodenext
+echo "both apps type-check (and the CommonJS one under node10 and nodenext resolution)"
+
+step "the nestjs-zk-lock bin"
+for app in "${apps[@]}"; do
+  cli=$work/$app/node_modules/nestjs-zk-lock/dist/cli/main.js
+  [ -x "$cli" ] || fail "$app: $cli is not executable after install"
+  "$work/$app/node_modules/.bin/nestjs-zk-lock" --help >"$work/$app-cli-help.log" 2>&1 ||
+    { show_log "$work/$app-cli-help.log"; fail "$app: node_modules/.bin/nestjs-zk-lock --help failed"; }
+  grep -q '^Usage: nestjs-zk-lock inspect' "$work/$app-cli-help.log" || fail "$app: nestjs-zk-lock --help printed no usage"
+done
+echo "node_modules/.bin/nestjs-zk-lock runs in both apps"
+
+step "start a real ZooKeeper with the installed testing kit"
+(cd "$work/nest12-esm" && exec node zk-server.mjs "$work/zk.json" >"$work/zk-server.log" 2>&1) &
+pids+=($!)
+helper=$!
+for _ in $(seq 1 600); do
+  [ -s "$work/zk.json" ] && break
+  kill -0 "$helper" 2>/dev/null || { show_log "$work/zk-server.log"; fail "the ZooKeeper helper exited before the server served"; }
+  sleep 0.1
+done
+[ -s "$work/zk.json" ] || { show_log "$work/zk-server.log"; fail "ZooKeeper did not start within 60 s"; }
+zk=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).connectString' "$work/zk.json")
+zk_pid=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid' "$work/zk.json")
+echo "ZooKeeper serves on $zk (pid $zk_pid)"
+
+step "start both apps on it, sharing one counter file"
+declare -A url app_pid
+for app in "${apps[@]}"; do
+  log=$work/$app-app.log
+  (cd "$work/$app" && ZK_CONNECT=$zk COUNTER_FILE=$work/counter exec node dist/src/main.js >"$log" 2>&1) &
+  pids+=($!)
+  app_pid[$app]=$!
+done
+for app in "${apps[@]}"; do
+  log=$work/$app-app.log
+  for _ in $(seq 1 600); do
+    grep -q '^listening on ' "$log" 2>/dev/null && break
+    kill -0 "${app_pid[$app]}" 2>/dev/null || { show_log "$log"; fail "$app exited during start-up"; }
+    sleep 0.1
+  done
+  grep -q '^listening on ' "$log" || { show_log "$log"; fail "$app did not listen within 60 s"; }
+  url[$app]=$(sed -n 's/^listening on //p' "$log" | head -n 1)
+  echo "$app listens on ${url[$app]}"
+done
+
+step "concurrent locked increments over HTTP, spread over both apps"
+node "$fixtures/support/hammer.mjs" 25 \
+  "${url[nest12-esm]}/decorated" "${url[nest12-esm]}/with-lock" \
+  "${url[nest11-cjs]}/decorated" "${url[nest11-cjs]}/with-lock" ||
+  { show_log "$work/nest12-esm-app.log" 20; show_log "$work/nest11-cjs-app.log" 20; fail "concurrent locked increments lost updates or failed"; }
+"$work/nest11-cjs/node_modules/.bin/nestjs-zk-lock" inspect --connect "$zk" --root /packaging --json >"$work/inspect.json" 2>&1 ||
+  { show_log "$work/inspect.json"; fail "nestjs-zk-lock inspect against the running ZooKeeper failed"; }
+echo "nestjs-zk-lock inspect: $(head -c 300 "$work/inspect.json")"
+if grep -q 'ExperimentalWarning' "$work/nest11-cjs-app.log"; then
+  echo "note: Node printed an ExperimentalWarning in the CommonJS app: $(grep -m1 ExperimentalWarning "$work/nest11-cjs-app.log")"
+fi
+
+step "stop the apps (SIGTERM, graceful shutdown)"
+for app in "${apps[@]}"; do
+  pid=${app_pid[$app]}
+  kill -TERM "$pid"
+  code=0
+  wait "$pid" || code=$?
+  # Nest's shutdown hooks re-raise the signal once they are done, hence 143.
+  [ $code -eq 0 ] || [ $code -eq 143 ] || { show_log "$work/$app-app.log"; fail "$app exited with code $code after SIGTERM"; }
+  echo "$app stopped cleanly"
+done
+
+step "the apps' own tests (node --test: in-memory ZooKeeper over HTTP, and a real one from the testing kit)"
+for app in "${apps[@]}"; do
+  run_logged "$app: npm test" "$work/$app-test.log" npm --prefix "$work/$app" test
+  grep -E '^# (tests|pass|fail)' "$work/$app-test.log" | tr '\n' ' ' | sed "s/^/$app: /"
+  echo
+done
+
+printf '\ntest-packaging: PASS in %ss (%s)\n' $((SECONDS - started)) "$(basename "$tarball")"

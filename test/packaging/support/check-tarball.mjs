@@ -1,0 +1,46 @@
+// Checks what `npm pack` put in the tarball, from its --json report: every target package.json
+// names (exports, bin, typesVersions, main, types) is in it, nothing that only the repository
+// needs is, and the bin starts with its shebang. Prints the size and the file count.
+// usage: node check-tarball.mjs <npm pack --json output> <the directory that was packed>
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [report, packageDir] = process.argv.slice(2);
+if (!report || !packageDir) throw new Error('usage: node check-tarball.mjs <npm pack --json output> <the directory that was packed>');
+const [pack] = JSON.parse(readFileSync(report, 'utf8'));
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+const files = new Set(pack.files.map((f) => f.path));
+const problems = [];
+
+const targets = new Set([manifest.main, manifest.types]);
+const collect = (value) => {
+  if (typeof value === 'string') targets.add(value);
+  else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+};
+collect(manifest.exports);
+collect(manifest.bin);
+collect(manifest.typesVersions);
+for (const target of targets) {
+  const path = target.replace(/^\.\//, '');
+  if (!files.has(path)) problems.push(`package.json names ${target}, which is not in the tarball`);
+}
+for (const required of ['README.md', 'CHANGELOG.md', 'package.json']) {
+  if (!files.has(required)) problems.push(`${required} is missing`);
+}
+for (const path of files) {
+  if (/\.map$|\.tsbuildinfo$/.test(path)) problems.push(`${path} should not ship (source maps point at lib/, which does not)`);
+  if (/^(lib|test|bench|sample-app|scripts|build|node_modules)\//.test(path)) problems.push(`${path} is repository-only`);
+  if (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)) problems.push(`${path} is a TypeScript source`);
+}
+for (const bin of Object.values(manifest.bin ?? {})) {
+  const firstLine = readFileSync(join(packageDir, bin), 'utf8').split('\n', 1)[0];
+  if (firstLine !== '#!/usr/bin/env node') problems.push(`${bin} starts with ${JSON.stringify(firstLine)}, not the node shebang`);
+}
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+console.log(`${pack.filename}: ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked, ${pack.entryCount} files`);
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`  - ${problem}`);
+  process.exit(1);
+}
+console.log(`contents ok: ${targets.size} package.json targets present, no maps, no sources, bin has its shebang`);
