@@ -236,8 +236,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource.
    * Read-only: never creates rootPath. For dashboards such as ZkLockViewModule.
    */
-  inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
-    return inspectAll(this.recipes.runtime, options);
+  async inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
+    const overview = await inspectAll(this.recipes.runtime, options);
+    return { ...overview, locks: overview.locks.map((lock) => this.recipes.withLocalWaiters(lock)) };
   }
 
   /** The ZooKeeper connection's state. */

@@ -91,6 +91,13 @@ const SCRIPT = `
     const rows = el('tbody');
     lock.holders.forEach((node, i) => rows.append(row(node, 'holder', i + 1)));
     lock.waiters.forEach((node, i) => rows.append(row(node, 'waiter', i + 1)));
+    if (lock.localWaiters) {
+      const local = el('tr', 'local');
+      const cell = el('td', 'muted', '+ ' + lock.localWaiters + ' waiting in this process (cohort queue, not in ZooKeeper)');
+      cell.colSpan = 7;
+      local.append(cell);
+      rows.append(local);
+    }
     table.append(rows);
     part.append(title, table);
     return part;

@@ -23,6 +23,11 @@ export interface LockViewEntry {
   readonly holders: LockViewNode[];
   /** In queue order: the first is next. */
   readonly waiters: LockViewNode[];
+  /**
+   * Callers of the process that serves this view waiting in its cohort queue, behind its own node
+   * (ZooKeeper does not see them; other processes' local waiters are not known here).
+   */
+  readonly localWaiters?: number;
 }
 
 export interface LockViewNode {
@@ -65,6 +70,7 @@ function toEntry(lock: LockInspection, readAt: Date): LockViewEntry {
     ...(permits === undefined ? {} : { permits }),
     holders: lock.holders.map((node) => toNode(node, readAt)),
     waiters: lock.waiters.map((node) => toNode(node, readAt)),
+    ...(lock.localWaiters ? { localWaiters: lock.localWaiters } : {}),
   };
 }
 

@@ -92,10 +92,14 @@ export class LockRecipes {
   }
 
   async inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {
-    const inspection = await inspectLock(this.runtime, resource, signal);
+    return this.withLocalWaiters(await inspectLock(this.runtime, resource, signal));
+  }
+
+  /** Adds the callers of this process waiting in its cohort queues, which ZooKeeper does not see. */
+  withLocalWaiters(inspection: LockInspection): LockInspection {
     let localWaiters = 0;
     for (const recipe of [this.exclusive, this.write]) {
-      if (recipe instanceof CohortLock) localWaiters += recipe.localWaiters(resource);
+      if (recipe instanceof CohortLock) localWaiters += recipe.localWaiters(inspection.resource);
     }
     return { ...inspection, localWaiters };
   }

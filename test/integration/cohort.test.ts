@@ -161,7 +161,10 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
       const { locks }: { locks: LockService } = await startLockApp(zk, { rootPath, cohort });
       const held = await locks.acquire('r');
       const waiting = [locks.acquire('r'), locks.acquire('r')];
-      if (nodes === 1) await eventually(async () => (await locks.inspect('r')).localWaiters === 2, { what: 'local waiters' });
+      if (nodes === 1) {
+        await eventually(async () => (await locks.inspect('r')).localWaiters === 2, { what: 'local waiters' });
+        expect((await locks.inspectAll()).locks).toMatchObject([{ resource: 'r', localWaiters: 2, waiters: [] }]);
+      }
       await queueLength(observer, `${rootPath}/r`, nodes);
       await held.release();
       for (const lock of waiting) await (await lock).release();
