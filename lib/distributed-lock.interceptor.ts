@@ -7,7 +7,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { catchError, Observable } from 'rxjs';
-import { LockTimeoutError } from './errors.js';
+import { InvalidResourceNameError, LockServiceClosedError, LockTimeoutError } from './errors.js';
 import { runInNewLockContext } from './lock-context.js';
 import { ownerLabel } from './lock-request.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
@@ -17,7 +17,8 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
  * Registered globally by ZkLockModule. Gives every request its own lock context (so reentrancy is
  * per request, and two concurrent requests never share locks), and answers an HTTP request whose
  * @DistributedLock could not be had in time with the busy status and a JSON body naming the
- * resource. Every other error, the handler's own included, passes through untouched.
+ * resource (and a few other lock errors with their own status: see httpErrorOf). Every other error,
+ * the handler's own included, passes through untouched.
  */
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
@@ -27,26 +28,40 @@ export class DistributedLockInterceptor implements NestInterceptor {
     this.busyStatus = options.busyStatus ?? 409;
   }
 
+  /**
+   * The library's errors a client can act on, as HTTP answers: busy (409/423), a resource name built
+   * from the request that cannot be a lock (400), the application shutting down (503). Everything
+   * else, the handler's own errors included, passes through untouched.
+   */
+  private httpErrorOf(error: unknown): HttpException | undefined {
+    if (error instanceof LockTimeoutError) {
+      const message = `The resource "${error.resource}" is locked by another request; try again later.`;
+      return answer(this.busyStatus, this.busyStatus === 423 ? 'Locked' : 'Conflict', message, error);
+    }
+    if (error instanceof InvalidResourceNameError) {
+      return answer(400, 'Bad Request', `${error.message} The lock's name is made from this request: fix the request.`, error);
+    }
+    if (error instanceof LockServiceClosedError) {
+      return answer(503, 'Service Unavailable', 'This instance is shutting down; try again (another instance may answer).', error);
+    }
+    return undefined;
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const owner = (): string => ownerLabel(describeCall(context));
     const handled = new Observable<unknown>((subscriber) => runInNewLockContext(() => next.handle().subscribe(subscriber), owner));
     if (context.getType() !== 'http') return handled;
     return handled.pipe(
       catchError((error: unknown) => {
-        if (!(error instanceof LockTimeoutError)) throw error;
-        throw new HttpException(
-          {
-            statusCode: this.busyStatus,
-            error: this.busyStatus === 423 ? 'Locked' : 'Conflict',
-            message: `The resource "${error.resource}" is locked by another request; try again later.`,
-            resource: error.resource,
-          },
-          this.busyStatus,
-          { cause: error },
-        );
+        throw this.httpErrorOf(error) ?? error;
       }),
     );
   }
+}
+
+function answer(status: number, error: string, message: string, cause: Error & { resource?: unknown }): HttpException {
+  const resource = typeof cause.resource === 'string' ? cause.resource : undefined;
+  return new HttpException({ statusCode: status, error, message, ...(resource === undefined ? {} : { resource }) }, status, { cause });
 }
 
 /** Who takes the locks of this call, as stored in lock nodes: `GET /orders/42 (OrdersController.update)`. */

@@ -104,7 +104,7 @@ export class InvalidOptionsError extends ZkLockError {
 
 /** The lock service was used after the application started shutting down. */
 export class LockServiceClosedError extends ZkLockError {
-  constructor(resource: string) {
+  constructor(readonly resource: string) {
     super(`Cannot lock "${resource}": the lock service is shut down (the application is stopping).`);
   }
 }

@@ -3,7 +3,7 @@ import { type CallHandler, type ExecutionContext, HttpException, NotFoundExcepti
 import { lastValueFrom, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { DistributedLockInterceptor } from '../../lib/distributed-lock.interceptor.js';
-import { LockTimeoutError } from '../../lib/errors.js';
+import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../../lib/errors.js';
 
 const http = { getType: () => 'http' } as unknown as ExecutionContext;
 const failing = (error: unknown): CallHandler => ({ handle: () => throwError(() => error) });
@@ -17,6 +17,26 @@ describe('DistributedLockInterceptor error mapping', () => {
       expect((error as HttpException).getStatus()).toBe(status);
       expect((error as HttpException).getResponse()).toMatchObject({ statusCode: status, resource: 'reports' });
     }
+  });
+
+  it('answers a name made from the request that cannot be a lock with 400, and shutdown with 503', async () => {
+    const interceptor = new DistributedLockInterceptor({ connectionString: 'x:1' });
+    const cases = [
+      [new InvalidResourceNameError('a'.repeat(600), 'longer than 512 UTF-8 bytes'), 400],
+      [new LockServiceClosedError('reports'), 503],
+    ] as const;
+    for (const [thrown, status] of cases) {
+      const error = await lastValueFrom(interceptor.intercept(http, failing(thrown))).catch((e: unknown) => e);
+      expect((error as HttpException).getStatus()).toBe(status);
+      expect((error as HttpException).getResponse()).toMatchObject({ statusCode: status });
+      expect((error as HttpException).cause).toBe(thrown);
+    }
+  });
+
+  it('passes other lock errors through as they are', async () => {
+    const lost = new LockLostError('reports', '1', 'the session expired');
+    const interceptor = new DistributedLockInterceptor({ connectionString: 'x:1' });
+    await expect(lastValueFrom(interceptor.intercept(http, failing(lost)))).rejects.toBe(lost);
   });
 
   it("leaves the handler's own errors untouched", async () => {
