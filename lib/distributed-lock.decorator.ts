@@ -20,6 +20,7 @@ export interface DistributedLockOptions extends LockKind {
   /**
    * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
    * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.
+   * @default the module's defaultWaitTimeoutMs (0 with `onBusy: 'skip'`)
    */
   waitTimeoutMs?: number;
   /**

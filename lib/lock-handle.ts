@@ -43,11 +43,16 @@ export type LockTarget = string | ({ resource: string } & LockKind);
 
 /** The kind of lock: a mode, or a semaphore's permits. */
 export interface LockKind {
-  /** @default 'exclusive' */
+  /**
+   * Which lock: `'exclusive'` (the fair lock), `'read'` / `'write'` (the shared read/write lock, where
+   * a write excludes everything and reads share), or `'simple'` (one node, unfair, no queue).
+   * @default 'exclusive'
+   */
   mode?: LockMode;
   /**
    * Makes it a semaphore: up to `permits` holders at once, first come, first served. Every user of
    * the resource must give the same number. Cannot be combined with a mode other than `exclusive`.
+   * @default undefined (a lock, not a semaphore)
    */
   permits?: number;
 }
@@ -57,14 +62,19 @@ export interface AcquireOptions extends LockKind {
   /**
    * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
    * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
+   * @default undefined (the label of the current request or decorated method, if any)
    */
   owner?: string;
   /**
    * How long to wait for the lock, in ms. `0` means do not wait (like tryAcquire, but throwing).
    * Absent: the module's defaultWaitTimeoutMs, which by default waits forever.
+   * @default the module's defaultWaitTimeoutMs
    */
   waitTimeoutMs?: number;
-  /** Aborting it stops waiting with a LockAbortedError and removes the queue entry. */
+  /**
+   * Aborting it stops waiting with a LockAbortedError and removes the queue entry.
+   * @default undefined (only waitTimeoutMs ends the wait)
+   */
   signal?: AbortSignal;
 }
 

@@ -15,6 +15,7 @@ export interface LockMetricsSource {
   sessionInfo(): LockSessionInfo;
 }
 
+/** Options of LockMetrics: histogram buckets and a name prefix. */
 export interface LockMetricsOptions {
   /**
    * Upper bounds of `lock_acquire_wait_seconds`' buckets, in seconds, increasing.

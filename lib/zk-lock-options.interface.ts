@@ -23,6 +23,7 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * A connection you created and manage yourself: a ZkConnection, or the in-memory one of
    * `nestjs-zk-lock/testing`. The module uses it instead of opening its own, and never closes it.
    * connectionString is then ignored.
+   * @default undefined (the module opens and closes its own ZkConnection from connectionString)
    */
   connection?: ZkLockConnection;
   /**
@@ -41,6 +42,7 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * ACL for the paths the library creates (rootPath and each lock's parent; whoever may DELETE on a
    * parent may delete its lock nodes). Absent: with `digest`, all rights for that identity and read
    * for everyone; without it, open (ZooKeeper's default).
+   * @default undefined (as described above)
    */
   acl?: ZkAcl[];
   /**

@@ -17,7 +17,12 @@ export interface LockOverview {
   readonly locks: LockInspection[];
 }
 
+/** Options of inspectAll (LockService.inspectAll and the live view). */
 export interface InspectAllOptions {
+  /**
+   * Aborting it stops the walk: the call rejects with the abort reason.
+   * @default undefined (the walk runs to the end)
+   */
   signal?: AbortSignal;
   /**
    * How many resources are inspected at once (each costs two or three reads).

@@ -6,10 +6,14 @@ import { LockQueue, type QueueGrant, type SessionSource } from './lock-queue.js'
 import { NodeRemover } from './node-remover.js';
 import { Stopper } from './stopper.js';
 
+/** Options shared by every recipe of one client (FairLock, ReadWriteLock, Semaphore, SimpleLock). */
 export interface RecipeOptions {
   /** Parent of every lock node. @default '/locks' */
   rootPath?: string;
-  /** Failures of clean-up that ran after the caller was answered (for logging). */
+  /**
+   * Failures of clean-up that ran after the caller was answered (for logging).
+   * @default undefined (such failures are ignored; the node is left to its session)
+   */
   onBackgroundError?: (error: unknown) => void;
   /**
    * tryAcquire and `waitTimeoutMs: 0` never wait for the lock, but may have to wait for a connected
@@ -20,17 +24,32 @@ export interface RecipeOptions {
   /**
    * ACL for the paths the recipes create (rootPath and each lock's parent). Absent: open, as the
    * binding creates every node. LockService sets it from the `digest` option.
+   * @default undefined (open)
    */
   acl?: readonly ZkAcl[];
 }
 
+/** Options of one acquire on a recipe. */
 export interface RecipeAcquireOptions {
-  /** ms to wait; undefined waits forever; 0 gives up at once with LockTimeoutError. */
+  /**
+   * How long to wait for the lock, in ms; 0 gives up at once with LockTimeoutError.
+   * @default undefined (wait forever)
+   */
   waitTimeoutMs?: number;
+  /**
+   * Aborting it stops waiting with a LockAbortedError and removes the queue entry.
+   * @default undefined (only waitTimeoutMs ends the wait)
+   */
   signal?: AbortSignal;
-  /** Stored in the lock node (who holds it): at most {@link MAX_NODE_DATA_BYTES} bytes. */
+  /**
+   * Stored in the lock node (who holds it): at most {@link MAX_NODE_DATA_BYTES} bytes.
+   * @default empty
+   */
   data?: Buffer;
-  /** Told once when the returned handle is released or lost. */
+  /**
+   * Told once when the returned handle is released or lost.
+   * @default undefined
+   */
   onEnd?: (lock: HeldLock) => void;
 }
 

@@ -10,6 +10,7 @@ export interface ZkSessionCredentials {
   password: string;
 }
 
+/** Options of eventually(): how long and how often to check. */
 export interface EventuallyOptions {
   /** Give up after this long, in ms (a bound on the wait, never a measurement). @default 15000 */
   timeoutMs?: number;

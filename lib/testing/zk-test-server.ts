@@ -37,7 +37,10 @@ export interface ZkTestServerOptions extends ZkInstallOptions {
   jvmFlags?: string[];
   /** How often empty container nodes (lock parents) are reaped, in ms (ZooKeeper's own default is 60000). @default 200 */
   containerCheckIntervalMs?: number;
-  /** More zoo.cfg lines, `key=value` (e.g. `maxClientCnxns=0` for more than 60 sessions from 127.0.0.1). */
+  /**
+   * More zoo.cfg lines, `key=value` (e.g. `maxClientCnxns=0` for more than 60 sessions from 127.0.0.1).
+   * @default []
+   */
   extraConfig?: string[];
   /** How long start() waits for the server to serve, in ms. @default 30000 */
   startTimeoutMs?: number;

@@ -31,6 +31,7 @@ export interface ZkConnectionOptions {
    * other request). With it, the lock paths this library creates get an ACL that lets only this
    * identity create and delete lock nodes (everyone may read). ZooKeeper sends it in clear text:
    * use it on a trusted network or through a TLS tunnel.
+   * @default undefined (no identity: lock paths are created open)
    */
   digest?: string;
 }

@@ -26,7 +26,10 @@ export interface InMemoryConnectionOptions {
    * @default 10000
    */
   connectTimeoutMs?: number;
-  /** Digest credential, `user:password`: the session authenticates as it, and the lock paths get its ACL. */
+  /**
+   * Digest credential, `user:password`: the session authenticates as it, and the lock paths get its ACL.
+   * @default undefined (no identity)
+   */
   digest?: string;
 }
 

@@ -5,6 +5,7 @@ import type { ZkLockModuleOptions } from '../../zk-lock-options.interface.js';
 import { InMemoryConnection, type InMemoryConnectionOptions, type SessionFactory } from './in-memory-connection.js';
 import { ZNodeTree } from './znode-tree.js';
 
+/** Options of an InMemoryZooKeeper (the server side; each client has InMemoryConnectionOptions). */
 export interface InMemoryZooKeeperOptions {
   /**
    * How long an empty lock parent (a container node) stays before it is reaped, in ms. 0 reaps it
