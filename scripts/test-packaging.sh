@@ -61,8 +61,8 @@ run_logged() {
 }
 
 step "preflight"
-node -e 'const [a, b] = process.versions.node.split(".").map(Number); if (a < 20 || (a === 20 && b < 19)) process.exit(1)' ||
-  fail "Node $(node -v) cannot require() an ES module unflagged; the CommonJS app needs Node >= 20.19"
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit((a === 20 && b >= 19) || (a === 22 && b >= 12) || a >= 23 ? 0 : 1)' ||
+  fail "Node $(node -v) cannot require() an ES module unflagged; the CommonJS app needs Node ^20.19.0 or >= 22.12.0"
 bash "$repo/scripts/ensure-zookeeper.sh" || fail "ZooKeeper is not installed (see the message above)"
 echo "work directory: $work"
 
@@ -91,20 +91,21 @@ for app in nest12-esm nest11-cjs; do
   cp -R "$fixtures/$app" "$work/$app"
   rm -rf "$work/$app/node_modules" "$work/$app/dist"
   cp "$fixtures/support/zk-server.mjs" "$work/$app/"
-  (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline "$tarball" >"$work/$app-install.log" 2>&1) &
+  # --strict-allow-scripts: the app's allowScripts entry must be what lets the addon build.
+  (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
   install_pids+=($!)
 done
 apps=(nest12-esm nest11-cjs)
 for i in 0 1; do
   if ! wait "${install_pids[$i]}"; then
     show_log "$work/${apps[$i]}-install.log"
-    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log)"
+    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks \"allowScripts\": { \"zookeeper\": true })"
   fi
 done
 for app in "${apps[@]}"; do
   dir=$work/$app
   [ -n "$(find "$dir/node_modules/zookeeper/build" -name '*.node' 2>/dev/null)" ] ||
-    fail "$app: the zookeeper addon was not built: its install script did not run (is \"allowScripts\": { \"zookeeper\": true } in the app's package.json?)"
+    fail "$app: the zookeeper addon was not built: its install script did not run (see $work/$app-install.log)"
   [ ! -e "$dir/node_modules/@nestjs/terminus" ] ||
     fail "$app: @nestjs/terminus got installed, but it is an optional peer that the app never asked for"
   echo "$app: nestjs-zk-lock $(cd "$dir" && node -p 'require("./node_modules/nestjs-zk-lock/package.json").version')," \
