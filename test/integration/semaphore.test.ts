@@ -28,12 +28,18 @@ describe('semaphore on a real ZooKeeper', () => {
     let holding = 0;
     let most = 0;
     const grants: number[] = [];
+    // The first holders keep their lease until all three permits are taken, so reaching three does not
+    // depend on how fast a busy machine runs (a semaphore that let only two in would never get there).
+    let allTaken!: () => void;
+    const full = new Promise<void>((resolve) => (allTaken = resolve));
     await Promise.all(
       all.map(async (client, c) => {
         for (let i = 0; i < 15; i++) {
           const lease = await client.semaphore.acquire('pool');
           holding += 1;
           most = Math.max(most, holding);
+          if (holding === 3) allTaken();
+          if (i === 0) await full;
           grants.push(sequenceOf(lease));
           await new Promise((r) => setTimeout(r, (c + i) % 4));
           holding -= 1;
