@@ -108,6 +108,22 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     expect(await childrenOf(observer, `${rootPath}/r`)).toEqual([]);
   });
 
+  it("the last local caller to give up is answered only once the process's node is gone from ZooKeeper", async () => {
+    const rootPath = uniqueRoot('cohort-last');
+    const [a, b, observer] = [await connect(), await connect(), await connect()];
+    const held = await new FairLock(a, { rootPath }).acquire('r');
+    const cohort = new CohortLock(new FairLock(b, { rootPath }));
+    await expect(cohort.acquire('r', { waitTimeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(await childrenOf(observer, `${rootPath}/r`)).toHaveLength(1);
+    const controller = new AbortController();
+    const aborted = cohort.acquire('r', { signal: controller.signal });
+    await queueLength(observer, `${rootPath}/r`, 2);
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    expect(await childrenOf(observer, `${rootPath}/r`)).toHaveLength(1);
+    await held.release();
+  });
+
   it('a lost session tells the holder, and the local waiters queue again in the next session with higher tokens', async () => {
     const rootPath = uniqueRoot('cohort-lost');
     const connection = await connect({ sessionTimeoutMs: 1500 });

@@ -1,0 +1,285 @@
+import { LockLostError, LockTimeoutError } from '../errors.js';
+import { HeldLock, type NodeRelease } from './held-lock.js';
+import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import { handoffToken, MAX_HANDOFFS_PER_GRANT, readChildren } from './session-retry.js';
+import { Stopper } from './stopper.js';
+
+/** What a cohort needs of the CohortLock it belongs to. */
+export interface CohortSettings {
+  /** The exclusive queue recipe the process's node is taken from. */
+  readonly inner: LockRecipe;
+  readonly maxHandoffs: number;
+  readonly maxHoldMs: number;
+}
+
+/** One caller waiting in the process for its turn. */
+interface LocalWaiter {
+  readonly options: RecipeAcquireOptions;
+  /** tryAcquire or `waitTimeoutMs: 0`: only ever first, when the cohort was idle. */
+  readonly noWait: boolean;
+  readonly tryOnly: boolean;
+  readonly resolve: (lock: HeldLock | null) => void;
+  readonly reject: (error: unknown) => void;
+  stopper: Stopper | undefined;
+  onStop: (() => void) | undefined;
+  done: boolean;
+}
+
+/** The local queue of one resource, and the ZooKeeper node that holds the process's place. */
+export class Cohort {
+  /** The process's granted ZooKeeper node, while it has one. */
+  private node: HeldLock | undefined;
+  private forgetNodeSession: (() => void) | undefined;
+  /** A local caller holds the lock, or its release is deciding where the lock goes next. */
+  private holding = false;
+  /** The ZooKeeper acquire in flight on behalf of the local queue. */
+  private taking: AbortController | undefined;
+  private readonly queue: LocalWaiter[] = [];
+  private head = 0;
+  private live = 0;
+  /** Holders the current grant has served: the next one's token suffix. */
+  private served = 0;
+  /** Handoffs, and their start, since the grant or since the last look found nobody else waiting. */
+  private handoffs = 0;
+  private windowStart = 0;
+  /** A read was taken under the current holder: its release must delete the node. */
+  private pinned = false;
+  /** Answers the caller whose giving up stopped the ZooKeeper acquire, once that acquire has ended. */
+  private leaving: (() => void) | undefined;
+
+  constructor(
+    private readonly resource: string,
+    private readonly owner: CohortSettings,
+    private readonly forget: () => void,
+  ) {}
+
+  get waiting(): number {
+    return this.live;
+  }
+
+  acquire(options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+    const noWait = tryOnly || options.waitTimeoutMs === 0;
+    if (noWait && (this.node || this.taking || this.live > 0)) {
+      // Taken or wanted by another caller of this process: not free right now.
+      return tryOnly ? Promise.resolve(null) : Promise.reject(new LockTimeoutError(this.resource, 0));
+    }
+    return new Promise<HeldLock | null>((resolve, reject) => {
+      const waiter: LocalWaiter = { options, noWait, tryOnly, resolve, reject, stopper: undefined, onStop: undefined, done: false };
+      if (!noWait && (options.waitTimeoutMs !== undefined || options.signal)) {
+        const stopper = new Stopper(options.waitTimeoutMs, options.signal);
+        if (stopper.signal.aborted) {
+          stopper.dispose();
+          reject(stopper.explain(stopper.signal.reason, this.resource));
+          return;
+        }
+        waiter.stopper = stopper;
+        waiter.onStop = () => this.giveUp(waiter);
+        stopper.signal.addEventListener('abort', waiter.onStop, { once: true });
+      }
+      this.queue.push(waiter);
+      this.live++;
+      this.pump();
+    });
+  }
+
+  /** Starts what the queue needs next: nothing while someone holds or a ZooKeeper acquire runs. */
+  private pump(): void {
+    if (this.holding || this.node || this.taking) return;
+    const first = this.peek();
+    if (!first) {
+      this.forgetIfIdle();
+      return;
+    }
+    const taking = new AbortController();
+    this.taking = taking;
+    const options = { data: first.options.data, signal: taking.signal };
+    const { inner } = this.owner;
+    const grab = !first.noWait
+      ? inner.acquire(this.resource, options)
+      : first.tryOnly
+        ? inner.tryAcquire(this.resource, options)
+        : inner.acquire(this.resource, { ...options, waitTimeoutMs: 0 });
+    grab.then(
+      (node) => this.granted(taking, first, node),
+      (error: unknown) => this.failed(taking, first, error),
+    );
+  }
+
+  private granted(taking: AbortController, first: LocalWaiter, node: HeldLock | null): void {
+    if (this.taking === taking) this.taking = undefined;
+    if (!node) {
+      this.finish(first, null); // tryAcquire: busy in ZooKeeper
+      this.pump();
+      return;
+    }
+    const next = this.dequeue();
+    if (!next || !node.isHeld()) {
+      // Everyone left while it was granted (or its session ended at once): hand it back.
+      const released = node.release().catch(() => undefined);
+      if (this.leaving) void released.then(() => this.answerLeaving());
+      this.pump();
+      return;
+    }
+    this.node = node;
+    this.forgetNodeSession = node.session.onLost(() => this.nodeLost(node));
+    this.served = 0;
+    this.handoffs = 0;
+    this.windowStart = performance.now();
+    this.pinned = false;
+    this.grantTo(next, node);
+    this.answerLeaving(); // a caller who came after the one that gave up took its place
+  }
+
+  private failed(taking: AbortController, first: LocalWaiter, error: unknown): void {
+    if (this.taking === taking) this.taking = undefined;
+    if (taking.signal.aborted) {
+      this.answerLeaving(); // the acquire removed its node before it rejected
+      this.pump(); // stopped because every caller had left; new ones may have come since
+      return;
+    }
+    if (first.noWait) {
+      this.finish(first, undefined, error);
+    } else {
+      // A waiting acquire fails for reasons every caller shares (another kind of lock holds the
+      // name, no permission, the service closing): each would have met it in its own acquire.
+      for (let waiter = this.dequeue(); waiter; waiter = this.dequeue()) this.finish(waiter, undefined, error);
+    }
+    this.answerLeaving();
+    this.pump();
+  }
+
+  private grantTo(waiter: LocalWaiter, node: HeldLock): void {
+    const served = this.served++;
+    this.holding = true;
+    const release: NodeRelease = {
+      removeHeld: () => this.passOn(node),
+      pinNode: () => {
+        if (this.node === node) this.pinned = true;
+      },
+    };
+    const grant = {
+      session: node.session,
+      path: node.path,
+      fencingToken: served === 0 ? node.fencingToken : handoffToken(node.fencingToken, served),
+      queueId: node.queueId,
+    };
+    this.finish(waiter, new HeldLock(this.resource, grant, release, waiter.options.onEnd));
+  }
+
+  /**
+   * The local holder's release: the next local caller gets the lock at once, unless the handoff
+   * bounds are reached and someone else waits in ZooKeeper, a read was taken under the lock, or the
+   * grant has served as many holders as its tokens can count. Then the node is deleted.
+   */
+  private async passOn(node: HeldLock): Promise<'deleted' | 'session-lost'> {
+    if (node !== this.node || !node.isHeld()) return 'session-lost';
+    if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.live > 0) {
+      if (this.handoffs < this.owner.maxHandoffs && performance.now() - this.windowStart < this.owner.maxHoldMs) {
+        this.handoffs++;
+        this.grantTo(this.dequeue()!, node);
+        return 'deleted';
+      }
+      const othersWait = await this.othersWaiting(node);
+      if (node !== this.node || !node.isHeld()) return 'session-lost';
+      const next = othersWait ? undefined : this.dequeue();
+      if (next) {
+        this.handoffs = 1;
+        this.windowStart = performance.now();
+        this.grantTo(next, node);
+        return 'deleted';
+      }
+    }
+    this.node = undefined;
+    this.forgetNodeSession?.();
+    this.holding = false;
+    this.pump(); // whoever still waits here queues again, behind everyone already in ZooKeeper
+    try {
+      await node.release();
+      return 'deleted';
+    } catch (error) {
+      if (error instanceof LockLostError) return 'session-lost';
+      throw error;
+    }
+  }
+
+  /** Whether another entry than ours is in the ZooKeeper queue (when unsure: yes). */
+  private async othersWaiting(node: HeldLock): Promise<boolean> {
+    const parent = node.path.slice(0, node.path.lastIndexOf('/'));
+    try {
+      return (await readChildren(node.session, parent, undefined)).children.length > 1;
+    } catch {
+      return true; // the session ended or the read failed: the node goes, and the release tells
+    }
+  }
+
+  /** The session ended: the holder hears it from its own handle; the queue starts over. */
+  private nodeLost(node: HeldLock): void {
+    if (this.node !== node) return;
+    this.node = undefined;
+    this.forgetNodeSession = undefined;
+    this.holding = false;
+    this.pump();
+  }
+
+  /** A waiter's timeout or signal ended its wait. */
+  private giveUp(waiter: LocalWaiter): void {
+    if (waiter.done) return;
+    const stopper = waiter.stopper!;
+    const error = stopper.explain(stopper.signal.reason, this.resource);
+    if (this.live === 1 && this.taking) {
+      // The last caller the node was queued for: stop the ZooKeeper acquire, and answer this caller
+      // once its node is gone, as a caller with a node of its own is answered.
+      this.retire(waiter);
+      this.leaving = () => waiter.reject(error);
+      this.taking.abort();
+      return;
+    }
+    this.finish(waiter, undefined, error);
+    this.forgetIfIdle();
+  }
+
+  /** Answers the caller that stopped the last ZooKeeper acquire, now that it has ended. */
+  private answerLeaving(): void {
+    const leaving = this.leaving;
+    if (!leaving) return;
+    this.leaving = undefined;
+    leaving();
+    this.forgetIfIdle();
+  }
+
+  private finish(waiter: LocalWaiter, lock: HeldLock | null | undefined, error?: unknown): void {
+    if (waiter.done) return;
+    this.retire(waiter);
+    if (lock === undefined) waiter.reject(error);
+    else waiter.resolve(lock);
+  }
+
+  /** The waiter leaves the queue: it will be answered by whoever retired it. */
+  private retire(waiter: LocalWaiter): void {
+    waiter.done = true;
+    this.live--;
+    if (waiter.stopper) {
+      waiter.stopper.signal.removeEventListener('abort', waiter.onStop!);
+      waiter.stopper.dispose();
+    }
+  }
+
+  private peek(): LocalWaiter | undefined {
+    while (this.head < this.queue.length && this.queue[this.head]!.done) this.head++;
+    return this.queue[this.head];
+  }
+
+  private dequeue(): LocalWaiter | undefined {
+    const waiter = this.peek();
+    if (waiter) this.head++;
+    if (this.head > 64 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    return waiter;
+  }
+
+  private forgetIfIdle(): void {
+    if (!this.node && !this.taking && !this.holding && this.live === 0 && !this.leaving) this.forget();
+  }
+}
