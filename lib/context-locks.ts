@@ -21,12 +21,21 @@ export interface ContextTaker {
 export class ContextLocks {
   constructor(private readonly scope: string) {}
 
-  async obtain(request: LockRequest, tryOnly: boolean, taker: ContextTaker): Promise<LockHandle | null> {
+  obtain(request: LockRequest, tryOnly: boolean, taker: ContextTaker): Promise<LockHandle | null> {
     const context = currentLockContext();
     if (!context) {
-      taker.assertOpen();
-      return taker.take(undefined);
+      // Outside any context: straight to ZooKeeper, with no async call of its own kept while it waits.
+      try {
+        taker.assertOpen();
+        return taker.take(undefined);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     }
+    return this.obtainIn(context, request, tryOnly, taker);
+  }
+
+  private async obtainIn(context: LockContext, request: LockRequest, tryOnly: boolean, taker: ContextTaker): Promise<LockHandle | null> {
     const key = contextKey(this.scope, request.slot, request.resource);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
     // pending before the caller can start the next one (Promise.all of a write and a read).

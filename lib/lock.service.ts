@@ -304,19 +304,38 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
-  private async take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
-    const data = this.nodeData(request.owner ?? context?.owner);
-    const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
-    let lock: HeldLock | null;
-    if (write) {
-      lock = await this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
-    } else {
-      const recipe = this.recipes.recipeFor(request.kind);
-      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: request.signal, data, onEnd: this.forget };
-      lock = tryOnly ? await recipe.tryAcquire(request.resource, options) : await recipe.acquire(request.resource, options);
+  private take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
+    // Not an async function: a waiting acquire keeps no suspended call here, only the callback below.
+    let taking: Promise<HeldLock | null>;
+    try {
+      const data = this.nodeData(request.owner ?? context?.owner);
+      const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
+      if (write) {
+        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
+      } else {
+        const recipe = this.recipes.recipeFor(request.kind);
+        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: request.signal, data, onEnd: this.forget };
+        taking = tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
+      }
+    } catch (error) {
+      return Promise.reject(error as Error);
     }
-    if (lock?.isHeld()) this.held.add(lock); // counted among those shutdown must release
-    return lock;
+    return taking.then((lock) => {
+      if (lock?.isHeld()) {
+        this.held.add(lock); // counted among those shutdown must release
+        // Asked for before shutdown began and granted after: the grace period holds for it too, then
+        // it is taken away (shutdown may have found nothing held and gone on already).
+        if (this.closing) {
+          const revoke = (): void => {
+            lock.revoke('the application is shutting down').catch((error: unknown) => {
+              this.logger.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
+            });
+          };
+          setTimeout(revoke, this.shutdownGraceMs).unref();
+        }
+      }
+      return lock;
+    });
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */

@@ -5,7 +5,8 @@
  *   Two passes: the first also creates every lock's parent node, the second finds them there; the
  *   heap is measured in the second.
  * - `waiting`: another session (in this process) holds N distinct locks; this session asks for all
- *   N and waits; heap per waiting acquire is the growth once the server shows all N watches set.
+ *   N and waits; heap per waiting acquire is the growth once the server shows all N watches set and
+ *   this process has read every answer.
  *   Then the holder lets go, and the time until all N waiters hold their lock is the handoff time.
  * Config (argv[2], JSON): { connect, port, sessionTimeoutMs, locks, via, mode }. Result: last stdout line.
  */
@@ -118,6 +119,10 @@ async function waiting(): Promise<HeapResult> {
   const pending = resources.map(acquire);
   for (const p of pending) p.catch(() => undefined); // awaited below
   const queued = await waitForCounters(config.port, (c) => c.watches - base.watches >= config.locks, 120_000, `${config.locks} waiters queuing`);
+  // The server counts a watch once it is set; this process may still be reading the answers (and
+  // would count the requests in flight as waiters' heap). A request of the same session is answered
+  // after all of them: once its answer is here, every waiter is settled in its wait.
+  await (await conn.session()).getData('/');
   const after = heapUsed();
   const requestsPerAcquire = diffCounters(base, queued).requests / config.locks;
 

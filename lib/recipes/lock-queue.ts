@@ -1,26 +1,16 @@
 import { ZkConnectionLossError, ZkNoChildrenForEphemeralsError, ZkNoNodeError, ZkNodeExistsError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 import { nodePrefix, sortQueue } from './queue-entry.js';
 import { formatToken, readChildren, untilAnswered } from './session-retry.js';
-import { waitForChange } from './wait-for-change.js';
+import { mayAbort } from './stopper.js';
 
 /** Where the queue gets its session: ZkConnection, or a fake in unit tests. */
 export interface SessionSource {
   session(signal?: AbortSignal): Promise<ZkSessionApi>;
-}
-
-/** What one acquire attempt in one session knows about its node. */
-interface Attempt {
-  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
-  readonly prefix: string;
-  /** Our node's name, once known. */
-  mine: string | undefined;
-  /** A create was sent whose node may exist even though its name is unknown. */
-  createSent: boolean;
 }
 
 /** A granted lock node. */
@@ -60,6 +50,13 @@ export interface QueueRequest {
   readonly session?: ZkSessionApi;
 }
 
+/** Told once how an acquire ended. */
+export interface QueueSink {
+  /** The grant; null only for `tryOnly`. */
+  granted(grant: QueueGrant | null): void;
+  failed(error: unknown): void;
+}
+
 /**
  * The queue mechanics every lock type shares (Curator's LockInternals): enqueue one
  * EPHEMERAL_SEQUENTIAL node, list, ask the driver, watch whom it says, re-list when that changes,
@@ -67,8 +64,11 @@ export interface QueueRequest {
  */
 export class LockQueue {
   private readonly rootAncestors: string[];
+  /** The waiters of each session that are waiting for a watch, told when their session ends. */
+  private readonly waiting = new Map<ZkSessionApi, Set<QueueWaiter>>();
+
   constructor(
-    private readonly sessions: SessionSource,
+    readonly sessions: SessionSource,
     rootPath: string,
     readonly remover: NodeRemover,
     /** The ACL given to the paths this queue creates (rootPath and the lock parents); open when absent. */
@@ -83,102 +83,83 @@ export class LockQueue {
    * Rejects with `stop.reason` when stopped, having removed its node (or scheduled the removal when
    * disconnected).
    */
-  async acquire(request: QueueRequest): Promise<QueueGrant | null> {
-    const { stop } = request;
-    for (;;) {
-      const session = request.session ?? (await this.sessions.session(stop));
-      let grant: QueueGrant | null;
-      try {
-        grant = await this.acquireIn(session, request);
-      } catch (error) {
-        if (stop.aborted) throw stop.reason; // whatever else went wrong, the caller stopped first
-        if (error instanceof ZkSessionLostError && !request.session) continue; // our node died with the session: queue again
-        throw error;
-      }
-      if (grant?.session.lost.aborted) {
-        if (request.session) throw request.session.lost.reason;
-        continue; // granted, then the session ended: the node is gone
-      }
-      if (grant && stop.aborted) {
-        // Granted in the same instant the caller gave up: hand the lock straight back.
-        this.remover.removeSoon(session, grant.path);
-        throw stop.reason;
-      }
-      return grant;
-    }
+  acquire(request: QueueRequest): Promise<QueueGrant | null> {
+    return new Promise<QueueGrant | null>((resolve, reject) => {
+      this.start(request.parent, request.driver, request.data, request.stop, request.tryOnly, request.session, { granted: resolve, failed: reject });
+    });
   }
 
-  private async acquireIn(session: ZkSessionApi, request: QueueRequest): Promise<QueueGrant | null> {
-    const { parent, driver, stop } = request;
-    const attempt: Attempt = { prefix: nodePrefix(driver.kind, session.id, driver.permits), mine: undefined, createSent: false };
-    try {
-      let list: ChildList | undefined = await this.enqueue(session, request, attempt);
-      for (;;) {
-        // Only this small step outlives the listing: a waiter keeps no arrays while it waits.
-        const step = nextStep(list, attempt, driver, parent);
-        list = undefined;
-        for (const extra of step.extras) this.remover.removeSoon(session, extra);
-        if (step.kind === 'vanished') {
-          list = await this.enqueue(session, request, attempt);
-          continue;
-        }
-        const path = `${parent}/${attempt.mine}`;
-        if (step.kind === 'granted') {
-          if (step.wakeNext) this.poke(session, path, request.data);
-          return { session, path, fencingToken: step.fencingToken, queueId: step.queueId };
-        }
-        if (request.tryOnly) {
-          attempt.mine = undefined;
-          attempt.createSent = false;
-          await this.remover.remove(session, path);
-          return null;
-        }
-        await waitForChange(session, step.watch, stop, step.pokable);
-        list = await readChildren(session, parent, stop);
-      }
-    } catch (error) {
-      if (!session.lost.aborted) {
-        if (attempt.mine !== undefined) await this.remover.removeBounded(session, `${parent}/${attempt.mine}`);
-        else if (attempt.createSent) this.remover.removeByPrefixSoon(session, parent, attempt.prefix);
-      }
-      throw error;
+  /**
+   * `acquire`, reporting to `sink` instead of a promise: what a recipe uses, so that a waiting acquire
+   * is one QueueWaiter and the caller's promise, not a chain of suspended async calls.
+   */
+  start(
+    parent: string,
+    driver: LockDriver,
+    data: Buffer,
+    stop: AbortSignal,
+    tryOnly: boolean,
+    session: ZkSessionApi | undefined,
+    sink: QueueSink,
+  ): void {
+    void new QueueWaiter(this, parent, driver, data, stop, tryOnly, session, sink).run(FRESH);
+  }
+
+  /** Remembers a waiter until it stops waiting, to tell it when its session ends. */
+  track(session: ZkSessionApi, waiter: QueueWaiter): void {
+    let waiters = this.waiting.get(session);
+    if (!waiters) {
+      const created = new Set<QueueWaiter>();
+      waiters = created;
+      this.waiting.set(session, created);
+      // One listener per session, for all its waiters.
+      session.onLost(() => {
+        if (this.waiting.get(session) === created) this.waiting.delete(session);
+        for (const lost of [...created]) lost.interrupt(session.lost.reason);
+        created.clear();
+      });
     }
+    waiters.add(waiter);
+  }
+
+  untrack(session: ZkSessionApi, waiter: QueueWaiter): void {
+    this.waiting.get(session)?.delete(waiter);
   }
 
   /**
    * Creates our node and lists the queue, both sent at once: ZooKeeper answers one session's
    * requests in order, so the listing already contains our node and the uncontended path costs one
    * round trip. After a connection loss the create's outcome is unknown: the listing after
-   * reconnecting tells (acquireIn adopts any node carrying our prefix), so it is only created again
+   * reconnecting tells (the waiter adopts any node carrying our prefix), so it is only created again
    * when none is there.
    */
-  private async enqueue(session: ZkSessionApi, request: QueueRequest, attempt: Attempt): Promise<ChildList> {
-    const { parent, data, stop } = request;
+  async enqueue(session: ZkSessionApi, waiter: QueueWaiter): Promise<ChildList> {
+    const { parent, data, stop } = waiter;
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
-      attempt.createSent = true;
-      const created = session.create(`${parent}/${attempt.prefix}`, data, 'EPHEMERAL_SEQUENTIAL');
+      waiter.createSent = true;
+      const created = session.create(`${parent}/${waiter.prefix}`, data, 'EPHEMERAL_SEQUENTIAL');
       const listed = session.getChildren(parent).then(
         (list) => ({ list }),
         (error: unknown) => ({ error }),
       );
       try {
         const path = await created;
-        attempt.mine = path.slice(parent.length + 1);
+        waiter.mine = path.slice(parent.length + 1);
       } catch (error) {
         await listed;
         if (error instanceof ZkNoNodeError) {
-          attempt.createSent = false; // refused: nothing was created
+          waiter.createSent = false; // refused: nothing was created
           await this.ensureParent(session, parent, stop);
           continue;
         }
         if (error instanceof ZkNoChildrenForEphemeralsError) {
-          attempt.createSent = false;
+          waiter.createSent = false;
           throw new IncompatibleQueueError('it is held with the simple lock, which cannot share a resource with queue-based locks');
         }
         if (!(error instanceof ZkConnectionLossError)) throw error;
         const list = await readChildren(session, parent, stop);
-        if (list.children.some((child) => child.startsWith(attempt.prefix))) return list;
+        if (list.children.some((child) => child.startsWith(waiter.prefix))) return list;
         continue;
       }
       const result = await listed;
@@ -190,7 +171,7 @@ export class LockQueue {
    * Tells the entry after ours that we stopped waiting, by writing our own node: the write fires
    * the watch a later waiter may have set on it. Background work: our grant does not wait for it.
    */
-  private poke(session: ZkSessionApi, path: string, data: Buffer): void {
+  poke(session: ZkSessionApi, path: string, data: Buffer): void {
     untilAnswered(session, undefined, () => session.setData(path, data)).catch((error: unknown) => {
       if (!(error instanceof ZkNoNodeError || error instanceof ZkSessionLostError)) this.remover.report(error);
     });
@@ -250,7 +231,7 @@ type Step =
  * Reads a listing for one attempt: our place (updating `attempt.mine`), duplicates of ours to delete,
  * and the driver's decision, as paths.
  */
-function nextStep(list: ChildList, attempt: Attempt, driver: LockDriver, parent: string): Step {
+function nextStep(list: ChildList, attempt: { readonly prefix: string; mine: string | undefined }, driver: LockDriver, parent: string): Step {
   const queue = sortQueue(list.children);
   const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
   if (ours.length === 0) {
@@ -268,4 +249,230 @@ function nextStep(list: ChildList, attempt: Attempt, driver: LockDriver, parent:
     return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, fencingToken: formatToken(list.stat.pzxid), queueId: String(list.stat.czxid) };
   }
   return { kind: 'wait', extras, watch: decision.watch.map((entry) => `${parent}/${entry.name}`), pokable: decision.pokable === true };
+}
+
+/** ZooKeeper's sequence suffix of a node name. */
+const SEQUENCE_DIGITS = 10;
+/** `run` starts with a session (a new attempt)... */
+const FRESH = Symbol('fresh');
+/** ...or after a watched node changed: list the queue again... */
+const RELIST = Symbol('relist');
+/** ...or goes on after an answer it was waiting for. A run that leaves the waiter watching ends with it. */
+const WATCHING = Symbol('watching');
+
+/**
+ * One acquire in the queue: its place (the node of the current attempt, in the current session)
+ * and, while it waits, its watches. Waiting costs this object and its watches only: no call stays
+ * suspended. `run` goes from a session, or from a wake-up, to the next wait or to the end (a grant,
+ * null, or an error, told to the sink); a watch, the stop signal or the session's end wakes it.
+ *
+ * The course is Curator's LockInternals: enqueue one EPHEMERAL_SEQUENTIAL node, list, ask the driver,
+ * watch whom it says, list again when that changes, and remove the node on every way out that is not
+ * a grant. A session lost while waiting only means the node died with it: the acquire queues again
+ * in the next session, unless pinned to one session.
+ */
+class QueueWaiter {
+  session: ZkSessionApi | undefined;
+  /** The prefix while our node's name is unknown (then it is the name's start). */
+  private ownPrefix: string | undefined;
+  private node: string | undefined;
+  /** A create was sent whose node may exist even though its name is unknown. */
+  createSent = false;
+  /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
+  private watches: NodeWatch | NodeWatch[] | undefined;
+  /**
+   * Counts waits, so that a late answer about an earlier wait is ignored: positive while waiting
+   * (the current wait's number), negated when it ends.
+   */
+  private round = 0;
+
+  constructor(
+    private readonly queue: LockQueue,
+    readonly parent: string,
+    private readonly driver: LockDriver,
+    readonly data: Buffer,
+    readonly stop: AbortSignal,
+    private readonly tryOnly: boolean,
+    /** Queue in this session only (a downgrade read): its end fails the acquire. */
+    private readonly pinned: ZkSessionApi | undefined,
+    private readonly sink: QueueSink,
+  ) {
+    // Every field is set here, so that all of them fit in the object itself.
+    this.session = undefined;
+    this.ownPrefix = undefined;
+    this.node = undefined;
+    this.watches = undefined;
+  }
+
+  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  get prefix(): string {
+    return this.ownPrefix ?? this.node!.slice(0, -SEQUENCE_DIGITS);
+  }
+
+  /** Our node's name, once known. */
+  get mine(): string | undefined {
+    return this.node;
+  }
+
+  set mine(name: string | undefined) {
+    if (name !== undefined) this.ownPrefix = undefined; // the name starts with it: no need to keep both
+    else if (this.node !== undefined) this.ownPrefix = this.prefix;
+    this.node = name;
+  }
+
+  /**
+   * From `resume` (FRESH, RELIST, or the error that ended a wait) to the next wait or the end. Never
+   * rejects: every outcome goes to the sink.
+   */
+  async run(resume: unknown): Promise<void> {
+    for (;;) {
+      let session = this.session;
+      if (!session) {
+        try {
+          session = this.pinned ?? (await this.queue.sessions.session(this.stop));
+        } catch (error) {
+          this.sink.failed(error);
+          return;
+        }
+        this.session = session;
+        this.node = undefined;
+        this.ownPrefix = nodePrefix(this.driver.kind, session.id, this.driver.permits);
+        this.createSent = false;
+        resume = FRESH;
+      }
+      let outcome: QueueGrant | null | typeof WATCHING;
+      try {
+        // A wait ended by the stop signal or the session's end: the clean-up below starts at once,
+        // so the delete is sent before whoever aborted hears of it.
+        if (resume !== FRESH && resume !== RELIST) throw resume;
+        outcome = await this.step(session, resume);
+      } catch (error) {
+        if (!session.lost.aborted) await this.giveBack(session);
+        if (this.stop.aborted) return this.sink.failed(this.stop.reason); // whatever else went wrong, the caller stopped first
+        if (error instanceof ZkSessionLostError && !this.pinned) {
+          this.session = undefined; // our node died with the session: queue again
+          continue;
+        }
+        return this.sink.failed(error);
+      }
+      if (outcome === WATCHING) return;
+      const grant = outcome;
+      if (grant?.session.lost.aborted) {
+        if (this.pinned) return this.sink.failed(this.pinned.lost.reason);
+        this.session = undefined; // granted, then the session ended: the node is gone
+        continue;
+      }
+      if (grant && this.stop.aborted) {
+        // Granted in the same instant the caller gave up: hand the lock straight back.
+        this.queue.remover.removeSoon(session, grant.path);
+        return this.sink.failed(this.stop.reason);
+      }
+      return this.sink.granted(grant);
+    }
+  }
+
+  /** One attempt in one session, from `resume` to a grant, null (tryOnly), or a wait (WATCHING). */
+  private async step(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
+    const { parent, queue } = this;
+    let list: ChildList | undefined =
+      resume === FRESH ? await queue.enqueue(session, this) : await readChildren(session, parent, this.stop);
+    for (;;) {
+      const step = nextStep(list, this, this.driver, parent);
+      list = undefined;
+      for (const extra of step.extras) queue.remover.removeSoon(session, extra);
+      if (step.kind === 'vanished') {
+        list = await queue.enqueue(session, this);
+        continue;
+      }
+      const path = `${parent}/${this.mine}`;
+      if (step.kind === 'granted') {
+        if (step.wakeNext) queue.poke(session, path, this.data);
+        return { session, path, fencingToken: step.fencingToken, queueId: step.queueId };
+      }
+      if (this.tryOnly) {
+        this.mine = undefined;
+        this.createSent = false;
+        await queue.remover.remove(session, path);
+        return null;
+      }
+      if (!session.connected) await session.whenConnected(this.stop);
+      this.stop.throwIfAborted();
+      if (session.lost.aborted) throw session.lost.reason;
+      this.watch(session, step.watch, step.pokable);
+      return WATCHING;
+    }
+  }
+
+  /**
+   * Waits until any of `paths` changes or is gone, or the connection drops (listing again after
+   * reconnecting tells what happened). With `pokable`, a node whose data was already written when
+   * the watch was set counts as changed. The stop signal and the session's end interrupt the wait.
+   */
+  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean): void {
+    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0: the field stays a small integer
+    this.round = round;
+    this.queue.track(session, this);
+    if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
+    // Ending a wait cancels its watches, so the watch callback needs no round: a bound method is
+    // smaller than a closure. The answers setting the watches are checked against the round.
+    const changed = this.changed.bind(this);
+    const onArmed = (stat: WatchedStat | null): void => {
+      if (!stat || (pokable && stat.version > 0)) this.wake(round, RELIST);
+    };
+    // A dropped connection: listing again after reconnecting tells what happened.
+    const onFailed = (error: unknown): void => this.wake(round, error instanceof ZkConnectionLossError ? RELIST : error);
+    for (const path of paths) {
+      const watch = session.watchNode(path, changed);
+      if (round !== this.round) {
+        watch.cancel(); // woken already
+        break;
+      }
+      if (paths.length === 1) this.watches = watch;
+      else ((this.watches ??= []) as NodeWatch[]).push(watch);
+      watch.armed.then(onArmed, onFailed);
+    }
+  }
+
+  /** A watched node changed. */
+  private changed(): void {
+    this.wake(this.round, RELIST);
+  }
+
+  /** The stop signal aborted. */
+  handleEvent(): void {
+    this.wake(this.round, this.stop.reason);
+  }
+
+  /** The session ended. */
+  interrupt(reason: unknown): void {
+    this.wake(this.round, reason);
+  }
+
+  /** Ends the wait of `round` (if it still is the current one) and runs on from `resume`. */
+  private wake(round: number, resume: unknown): void {
+    if (round <= 0 || round !== this.round || !this.session) return;
+    this.round = -round;
+    const watches = this.watches;
+    this.watches = undefined;
+    if (Array.isArray(watches)) for (const watch of watches) watch.cancel();
+    else watches?.cancel();
+    if (mayAbort(this.stop)) this.stop.removeEventListener('abort', this);
+    this.queue.untrack(this.session, this);
+    void this.run(resume);
+  }
+
+  /**
+   * An attempt failed while its session lives: deletes our node, waiting for one try while connected
+   * (so that a timed-out acquire has cleaned up when it rejects), or the nodes a create of unknown
+   * outcome may have made.
+   */
+  private async giveBack(session: ZkSessionApi): Promise<void> {
+    const { remover } = this.queue;
+    try {
+      if (this.mine !== undefined) await remover.removeBounded(session, `${this.parent}/${this.mine}`);
+      else if (this.createSent) remover.removeByPrefixSoon(session, this.parent, this.prefix);
+    } catch (error) {
+      remover.report(error);
+    }
+  }
 }

@@ -27,8 +27,13 @@ export class QueueLock implements LockRecipe {
     return this.runtime.pathOf(resource);
   }
 
-  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return (await this.take(resource, options, false))!;
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+    // Not an async function: a waiting acquire keeps no suspended call of its own. Never null when not tryOnly.
+    try {
+      return this.take(resource, options, false) as Promise<HeldLock>;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
@@ -38,8 +43,9 @@ export class QueueLock implements LockRecipe {
   protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, pinned?: HeldLock): Promise<HeldLock | null> {
     const parent = this.runtime.pathOf(resource);
     const data = this.runtime.dataOf(options);
-    return this.runtime.take(resource, options, tryOnly, (stop, noWait) =>
-      this.runtime.queue.acquire({ parent, driver: this.driver, data, stop, tryOnly: noWait, session: pinned?.session }),
+    const { queue } = this.runtime;
+    return this.runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
+      queue.start(parent, this.driver, data, stop, noWait, pinned?.session, sink),
     );
   }
 }

@@ -2,7 +2,7 @@ import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
 import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { HeldLock } from './held-lock.js';
-import { LockQueue, type QueueGrant, type SessionSource } from './lock-queue.js';
+import { LockQueue, type QueueGrant, type QueueSink, type SessionSource } from './lock-queue.js';
 import { NodeRemover } from './node-remover.js';
 import { Stopper } from './stopper.js';
 
@@ -58,8 +58,11 @@ export const DEFAULT_ROOT_PATH = '/locks';
 export const MAX_NODE_DATA_BYTES = 1024;
 const EMPTY = Buffer.alloc(0);
 
-/** How a recipe gets one grant: `stop` ends the wait; `noWait` means give up (null) when busy. */
-export type Grab = (stop: AbortSignal, noWait: boolean) => Promise<QueueGrant | null>;
+/**
+ * How a recipe gets one grant: `stop` ends the wait; `noWait` means give up (null) when busy. It
+ * tells `sink` once how it ended (the grant, null, or the error).
+ */
+export type Grab = (stop: AbortSignal, noWait: boolean, sink: QueueSink) => void;
 
 /**
  * What every recipe of one client shares: sessions, root path, the queue mechanics, clean-up, and
@@ -101,21 +104,59 @@ export class RecipeRuntime {
    * Runs one acquire: bounds it by the caller's timeout and signal, turns a grant into a HeldLock,
    * and every failure into the library's typed errors. Resolves null only for `tryOnly`.
    */
-  async take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, grab: Grab): Promise<HeldLock | null> {
+  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, grab: Grab): Promise<HeldLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
-    const stopper = new Stopper(noWait ? this.connectWaitMs : options.waitTimeoutMs, options.signal);
-    try {
-      const grant = await grab(stopper.signal, noWait);
-      if (!grant) {
-        if (tryOnly) return null;
-        throw new LockTimeoutError(resource, 0);
+    return new Promise<HeldLock | null>((resolve, reject) => {
+      const taking = new Taking(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, this.remover, resolve, reject);
+      try {
+        grab(taking.signal, noWait, taking);
+      } catch (error) {
+        taking.failed(error);
       }
-      return new HeldLock(resource, grant, this.remover, options.onEnd);
+    });
+  }
+}
+
+/**
+ * One acquire of RecipeRuntime.take, as the queue's sink: its Stopper (the caller's timeout and
+ * signal) and the caller's promise. A grant becomes a HeldLock, every failure a typed error.
+ */
+class Taking extends Stopper implements QueueSink {
+  private done = false;
+
+  constructor(
+    private readonly resource: string,
+    waitTimeoutMs: number | undefined,
+    options: RecipeAcquireOptions,
+    private readonly tryOnly: boolean,
+    private readonly remover: NodeRemover,
+    private readonly resolve: (lock: HeldLock | null) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    super(waitTimeoutMs, options.signal);
+    this.onEnd = options.onEnd;
+  }
+
+  /** Kept instead of the caller's options object. */
+  private readonly onEnd: ((lock: HeldLock) => void) | undefined;
+
+  granted(grant: QueueGrant | null): void {
+    if (this.done) return;
+    if (!grant && !this.tryOnly) return this.failed(new LockTimeoutError(this.resource, 0));
+    this.done = true;
+    this.dispose();
+    try {
+      this.resolve(grant && new HeldLock(this.resource, grant, this.remover, this.onEnd));
     } catch (error) {
-      throw stopper.explain(error, resource);
-    } finally {
-      stopper.dispose();
+      this.reject(this.explain(error, this.resource));
     }
+  }
+
+  failed(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.dispose();
+    this.reject(this.explain(error, this.resource));
   }
 }
 

@@ -39,24 +39,32 @@ export class SimpleLock implements LockRecipe {
   private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     const path = this.runtime.pathOf(resource);
     const data = this.runtime.dataOf(options);
-    return this.runtime.take(resource, options, tryOnly, async (stop, noWait) => {
-      for (;;) {
-        const session = await this.runtime.sessions.session(stop);
-        try {
-          const grant = await this.acquireIn(session, path, data, stop, noWait);
-          if (grant?.session.lost.aborted) continue;
-          if (grant && stop.aborted) {
-            this.runtime.remover.removeSoon(session, grant.path);
-            throw stop.reason;
-          }
-          return grant;
-        } catch (error) {
-          if (stop.aborted) throw stop.reason;
-          if (error instanceof ZkSessionLostError) continue;
-          throw error;
-        }
-      }
+    return this.runtime.take(resource, options, tryOnly, (stop, noWait, sink) => {
+      this.grab(path, data, stop, noWait).then(
+        (grant) => sink.granted(grant),
+        (error: unknown) => sink.failed(error),
+      );
     });
+  }
+
+  /** Waits for the node: one acquire, queueing again in the next session after a session loss. */
+  private async grab(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+    for (;;) {
+      const session = await this.runtime.sessions.session(stop);
+      try {
+        const grant = await this.acquireIn(session, path, data, stop, noWait);
+        if (grant?.session.lost.aborted) continue;
+        if (grant && stop.aborted) {
+          this.runtime.remover.removeSoon(session, grant.path);
+          throw stop.reason;
+        }
+        return grant;
+      } catch (error) {
+        if (stop.aborted) throw stop.reason;
+        if (error instanceof ZkSessionLostError) continue;
+        throw error;
+      }
+    }
   }
 
   private async acquireIn(session: ZkSessionApi, path: string, userData: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {

@@ -8,13 +8,21 @@ const TIMED_OUT = Symbol('timed out');
 
 /** Never aborts: the stop signal of every wait with neither a timeout nor a caller's signal. */
 const NEVER = new AbortController().signal;
-setMaxListeners(0, NEVER); // each such waiter listens to it while it waits
+setMaxListeners(0, NEVER);
 
-/** One signal for "stop waiting": the caller's timeout or the caller's own signal. */
+/** Whether `signal` can ever abort (a wait that cannot needs no listener on it). */
+export function mayAbort(signal: AbortSignal): boolean {
+  return signal !== NEVER;
+}
+
+/**
+ * One signal for "stop waiting": the caller's timeout or the caller's own signal. Without a timeout
+ * it is the caller's signal itself (or one that never aborts): only a timeout costs a controller.
+ */
 export class Stopper {
-  private readonly controller: AbortController | undefined;
+  readonly signal: AbortSignal;
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly onAbort = (): void => this.controller!.abort(this.callerSignal?.reason);
+  private readonly onAbort: (() => void) | undefined;
 
   constructor(
     private readonly waitTimeoutMs: number | undefined,
@@ -22,16 +30,20 @@ export class Stopper {
   ) {
     // Longer than setTimeout can count is as good as forever (Node would fire it at once).
     const timed = waitTimeoutMs !== undefined && waitTimeoutMs > 0 && waitTimeoutMs <= MAX_TIMER_MS;
-    if (!timed && !callerSignal) return; // the common case costs no controller
+    if (!timed) {
+      this.signal = callerSignal ?? NEVER; // the common case costs no controller
+      return;
+    }
     const controller = new AbortController();
-    this.controller = controller;
-    if (timed) this.timer = setTimeout(() => controller.abort(TIMED_OUT), waitTimeoutMs);
-    if (callerSignal?.aborted) this.onAbort();
-    else callerSignal?.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller?.signal ?? NEVER;
+    this.signal = controller.signal;
+    this.timer = setTimeout(() => controller.abort(TIMED_OUT), waitTimeoutMs);
+    if (!callerSignal) return;
+    if (callerSignal.aborted) {
+      controller.abort(callerSignal.reason);
+      return;
+    }
+    this.onAbort = () => controller.abort(callerSignal.reason);
+    callerSignal.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** The error a user should see for what ended the wait. */
@@ -56,6 +68,6 @@ export class Stopper {
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onAbort);
+    if (this.onAbort) this.callerSignal?.removeEventListener('abort', this.onAbort);
   }
 }

@@ -58,7 +58,12 @@ export interface NativeHandle {
   readonly timeout: number;
 }
 
-/** The package's wrapper object: an EventEmitter for 'connect', 'connecting' and 'close'. */
+/**
+ * The package's wrapper object: an EventEmitter for 'connect', 'connecting' and 'close', and for the
+ * default watcher's node events ('changed', 'deleted', ...), emitted as (event, native handle, path).
+ * Watches set with `a_get(path, true)` report there and leave nothing behind in the binding; a watch
+ * function given to `aw_get` is never freed.
+ */
 export interface NativeClient extends EventEmitter {
   native: NativeHandle;
   close(): void;

@@ -1,14 +1,20 @@
 import { setMaxListeners } from 'node:events';
-import { CREATE_FLAGS, WATCH_EVENT, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import type { ZkAcl } from './zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
 
+/** What a node watch tells of the node as it was when the watch was set. */
+export type WatchedStat = Pick<ZkStat, 'version'>;
+
 export interface NodeWatch {
-  /** The node's Stat when the watch was set, or null when it did not exist (and no watch was left). */
-  readonly armed: Promise<ZkStat | null>;
+  /**
+   * The node's data version when the watch was set, or null when it did not exist (and no watch was
+   * left). Waiters of one path share it.
+   */
+  readonly armed: Promise<WatchedStat | null>;
   cancel(): void;
 }
 
@@ -61,12 +67,78 @@ export interface ZkSessionApi {
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
+/** The client events of the default watcher that end a data watch (set by getData): change and deletion. */
+const NODE_EVENTS = ['changed', 'deleted'] as const;
 const EMPTY_DATA = Buffer.alloc(0);
 
-/** One ZooKeeper watch on a path, shared by every waiter of this session on that path. */
-interface PathWatch {
-  readonly callbacks: Set<() => void>;
-  armed: Promise<ZkStat | null>;
+/**
+ * One ZooKeeper watch on a path, shared by every waiter of this session on that path. Most paths
+ * have one waiter: it is kept in `first`, and a Set is only made for the others. Once the watch is
+ * set, only the node's version is kept (-1: no node), not the answer's promise.
+ */
+class PathWatch implements NodeWatch {
+  first: (() => void) | undefined = undefined;
+  /** `first` was given out: a cancelled first waiter's slot is never reused (its handle is this object). */
+  private firstTaken = false;
+  others: Set<() => void> | undefined = undefined;
+  private pending: Promise<WatchedStat | null> | undefined = undefined;
+  private version = -1;
+
+  get armed(): Promise<WatchedStat | null> {
+    return this.pending ?? Promise.resolve(this.version < 0 ? null : { version: this.version });
+  }
+
+  /** The watch is being set: `answer` tells how. */
+  arming(answer: Promise<WatchedStat | null>, failed: () => void): void {
+    this.pending = answer;
+    answer.then(
+      (stat) => {
+        this.pending = undefined;
+        this.version = stat ? stat.version : -1;
+      },
+      failed,
+    );
+  }
+
+  /** Takes every callback out, in the order they were added. */
+  drain(): (() => void)[] {
+    const callbacks = this.first ? [this.first] : [];
+    if (this.others) callbacks.push(...this.others);
+    this.first = undefined;
+    this.others = undefined;
+    return callbacks;
+  }
+
+  add(callback: () => void): NodeWatch {
+    if (!this.firstTaken) {
+      this.firstTaken = true;
+      this.first = callback;
+      return this; // the only waiter: cancelling it is cancelling the first
+    }
+    (this.others ??= new Set()).add(callback);
+    return new ExtraWatch(this, callback);
+  }
+
+  /** Cancels the first waiter. */
+  cancel(): void {
+    this.first = undefined;
+  }
+}
+
+/** The handle of a second or later waiter on one path. */
+class ExtraWatch implements NodeWatch {
+  constructor(
+    private readonly watch: PathWatch,
+    private readonly callback: () => void,
+  ) {}
+
+  get armed(): Promise<WatchedStat | null> {
+    return this.watch.armed;
+  }
+
+  cancel(): void {
+    this.watch.others?.delete(this.callback);
+  }
 }
 
 /**
@@ -92,6 +164,9 @@ export class ZkSession implements ZkSessionApi {
   ) {
     this.handle = client.native;
     this.id = this.handle.client_id;
+    // Node watches are set with the client's default watcher, which the binding reports as events of
+    // the client: nothing is kept per watch (the binding never frees a watch function given to it).
+    for (const event of NODE_EVENTS) client.on(event, this.onNodeEvent);
     // Every held lock and every waiter listens for the session's end: many listeners are expected.
     setMaxListeners(0, this.lostController.signal);
   }
@@ -116,6 +191,7 @@ export class ZkSession implements ZkSessionApi {
     this.connected = false;
     const reason = new ZkSessionLostError('session', this.id, detail);
     this.lostController.abort(reason);
+    for (const event of NODE_EVENTS) this.client.off(event, this.onNodeEvent);
     for (const fail of [...this.pending]) fail(reason);
     this.pending.clear();
     this.watches.clear();
@@ -179,40 +255,37 @@ export class ZkSession implements ZkSessionApi {
   watchNode(path: string, onChange: () => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
-      const created: PathWatch = { callbacks: new Set(), armed: Promise.resolve(null) };
+      const created = new PathWatch();
       watch = created;
       this.watches.set(path, created);
-      // The addon never frees a watch callback: it holds only this bound method, never a waiter.
-      created.armed = this.call<ZkStat | null>('watchNode', path, (done) =>
-        this.handle.aw_get(path, this.onNodeEvent.bind(this, path), (rc, _msg, stat) => {
+      // The default watcher: its events name the path (see the constructor). Only the version is
+      // kept of the Stat.
+      const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
+        this.handle.a_get(path, true, (rc, _msg, stat) => {
           if (rc === ZK_CODES.NONODE) {
             this.fireWatch(path, created); // nothing to watch: no watch was left
             done(0, null);
-          } else done(rc, stat);
+          } else done(rc, rc === 0 ? { version: stat.version } : null);
         }),
       );
-      created.armed.catch(() => this.fireWatch(path, created));
+      created.arming(answer, () => this.fireWatch(path, created));
     }
-    const callbacks = watch.callbacks;
-    callbacks.add(onChange);
-    return { armed: watch.armed, cancel: () => callbacks.delete(onChange) };
+    return watch.add(onChange);
   }
 
   delete(path: string): Promise<void> {
     return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
   }
 
-  private onNodeEvent(path: string, type: number): void {
-    if (type === WATCH_EVENT.SESSION) return; // connection news, not a change of the node
+  /** A node watched with the default watcher changed or went: the binding emits (event, handle, path). */
+  private readonly onNodeEvent = (_handle: unknown, path: string): void => {
     const watch = this.watches.get(path);
     if (watch) this.fireWatch(path, watch);
-  }
+  };
 
   private fireWatch(path: string, watch: PathWatch): void {
     if (this.watches.get(path) === watch) this.watches.delete(path);
-    const callbacks = [...watch.callbacks];
-    watch.callbacks.clear();
-    for (const callback of callbacks) callback();
+    for (const callback of watch.drain()) callback();
   }
 
   /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */

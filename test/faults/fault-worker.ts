@@ -87,9 +87,10 @@ async function run(config: WorkerConfig): Promise<void> {
         queueId: lock.queueId,
         session: lock.session.id,
       });
-      lock.signal.addEventListener('abort', () => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) }), {
-        once: true,
-      });
+      const lost = (): void => emit({ type: 'lost', client, op, t: monotonicMs(), detail: String((lock.signal.reason as Error).message) });
+      // A lock can be lost before its caller gets to look at it (a session ending as the grant came).
+      if (lock.signal.aborted) lost();
+      else lock.signal.addEventListener('abort', lost, { once: true });
       // As a careful holder would: write only while the library has not said the lock is lost.
       const write = (): void => {
         if (!lock.signal.aborted) send({ kind: 'write', write: { client, op, resource, mode, token: lock.fencingToken, t: monotonicMs() } });
