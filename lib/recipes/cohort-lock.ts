@@ -46,12 +46,21 @@ export class CohortLock implements LockRecipe, CohortSettings {
     this.maxHoldMs = positive(options.maxHoldMs, 'cohort.maxHoldMs', DEFAULT_COHORT.maxHoldMs, false);
   }
 
-  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return (await this.cohortOf(resource).acquire(options, false))!;
+  // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+    try {
+      return this.cohortOf(resource).acquire(options, false) as Promise<HeldLock>;
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
-    return this.cohortOf(resource).acquire(options, true);
+    try {
+      return this.cohortOf(resource).acquire(options, true);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   /** Callers of this process waiting for `resource` in its cohort queue. */

@@ -3,6 +3,7 @@ import { HeldLock, type NodeRelease } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT, readChildren } from './session-retry.js';
 import { Stopper } from './stopper.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 
 /** What a cohort needs of the CohortLock it belongs to. */
 export interface CohortSettings {
@@ -26,7 +27,7 @@ interface LocalWaiter {
 }
 
 /** The local queue of one resource, and the ZooKeeper node that holds the process's place. */
-export class Cohort {
+export class Cohort implements NodeRelease {
   /** The process's granted ZooKeeper node, while it has one. */
   private node: HeldLock | undefined;
   private forgetNodeSession: (() => void) | undefined;
@@ -151,19 +152,26 @@ export class Cohort {
   private grantTo(waiter: LocalWaiter, node: HeldLock): void {
     const served = this.served++;
     this.holding = true;
-    const release: NodeRelease = {
-      removeHeld: () => this.passOn(node),
-      pinNode: () => {
-        if (this.node === node) this.pinned = true;
-      },
-    };
     const grant = {
       session: node.session,
       path: node.path,
       fencingToken: served === 0 ? node.fencingToken : handoffToken(node.fencingToken, served),
       queueId: node.queueId,
     };
-    this.finish(waiter, new HeldLock(this.resource, grant, release, waiter.options.onEnd));
+    // The cohort itself is the handle's NodeRelease: one object per resource, not one per hold.
+    this.finish(waiter, new HeldLock(this.resource, grant, this, waiter.options.onEnd));
+  }
+
+  /** NodeRelease, for the local holder's handle: its node is the cohort's current one, or was lost. */
+  removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
+    const node = this.node;
+    if (!node || node.path !== path || node.session !== session) return Promise.resolve('session-lost');
+    return this.passOn(node);
+  }
+
+  /** NodeRelease: only the current holder can take a read under its lock. */
+  pinNode(): void {
+    if (this.node) this.pinned = true;
   }
 
   /**
