@@ -5,6 +5,12 @@ import { handoffToken, MAX_HANDOFFS_PER_GRANT, readChildren } from './session-re
 import { Stopper } from './stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 
+/** The ZooKeeper acquire in flight for the local queue, and how to stop it. */
+interface TakeControl {
+  readonly signal: AbortSignal | undefined;
+  abort(): void;
+}
+
 /** What a cohort needs of the CohortLock it belongs to. */
 export interface CohortSettings {
   /** The exclusive queue recipe the process's node is taken from. */
@@ -34,7 +40,7 @@ export class Cohort implements NodeRelease {
   /** A local caller holds the lock, or its release is deciding where the lock goes next. */
   private holding = false;
   /** The ZooKeeper acquire in flight on behalf of the local queue. */
-  private taking: AbortController | undefined;
+  private taking: TakeControl | undefined;
   private readonly queue: LocalWaiter[] = [];
   private head = 0;
   private live = 0;
@@ -91,7 +97,9 @@ export class Cohort implements NodeRelease {
       this.forgetIfIdle();
       return;
     }
-    const taking = new AbortController();
+    // Only a caller that can give up (a timeout or a signal) can leave the queue empty while the
+    // acquire runs; for one that cannot, nothing will ever stop it, and it costs no AbortController.
+    const taking: TakeControl = first.stopper ? new AbortController() : { signal: undefined, abort: () => undefined };
     this.taking = taking;
     const options = { data: first.options.data, signal: taking.signal };
     const { inner } = this.owner;
@@ -106,7 +114,7 @@ export class Cohort implements NodeRelease {
     );
   }
 
-  private granted(taking: AbortController, first: LocalWaiter, node: HeldLock | null): void {
+  private granted(taking: TakeControl, first: LocalWaiter, node: HeldLock | null): void {
     if (this.taking === taking) this.taking = undefined;
     if (!node) {
       this.finish(first, null); // tryAcquire: busy in ZooKeeper
@@ -131,9 +139,9 @@ export class Cohort implements NodeRelease {
     this.answerLeaving(); // a caller who came after the one that gave up took its place
   }
 
-  private failed(taking: AbortController, first: LocalWaiter, error: unknown): void {
+  private failed(taking: TakeControl, first: LocalWaiter, error: unknown): void {
     if (this.taking === taking) this.taking = undefined;
-    if (taking.signal.aborted) {
+    if (taking.signal?.aborted) {
       this.answerLeaving(); // the acquire removed its node before it rejected
       this.pump(); // stopped because every caller had left; new ones may have come since
       return;
@@ -234,7 +242,7 @@ export class Cohort implements NodeRelease {
     if (waiter.done) return;
     const stopper = waiter.stopper!;
     const error = stopper.explain(stopper.signal.reason, this.resource);
-    if (this.live === 1 && this.taking) {
+    if (this.live === 1 && this.taking?.signal) {
       // The last caller the node was queued for: stop the ZooKeeper acquire, and answer this caller
       // once its node is gone, as a caller with a node of its own is answered.
       this.retire(waiter);
