@@ -1,6 +1,5 @@
-import { setMaxListeners } from 'node:events';
 import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
-import { waitInSet } from './waiters.js';
+import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 
@@ -145,14 +144,10 @@ class ExtraWatch implements NodeWatch {
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
  * connection state changes; it never reconnects by itself.
  */
-export class ZkSession implements ZkSessionApi {
+export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   readonly id: string;
-  connected = true;
-  private readonly lostController = new AbortController();
   private readonly pending = new Set<(error: Error) => void>();
-  private connectWaiters = new Set<() => void>();
   private readonly watches = new Map<string, PathWatch>();
-  private readonly lostListeners = new Set<() => void>();
   private readonly handle: NativeHandle;
 
   constructor(
@@ -162,60 +157,23 @@ export class ZkSession implements ZkSessionApi {
     /** Told when a reply shows the session is over (expired, closing, moved), so it is replaced. */
     private readonly onEnded: (session: ZkSession, detail: string) => void = () => undefined,
   ) {
+    super();
     this.handle = client.native;
     this.id = this.handle.client_id;
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (the binding never frees a watch function given to it).
     for (const event of NODE_EVENTS) client.on(event, this.onNodeEvent);
-    // Every held lock and every waiter listens for the session's end: many listeners are expected.
-    setMaxListeners(0, this.lostController.signal);
-  }
-
-  get lost(): AbortSignal {
-    return this.lostController.signal;
-  }
-
-  /** Called by ZkConnection. */
-  setConnected(connected: boolean): void {
-    this.connected = connected;
-    if (connected) {
-      const waiters = this.connectWaiters;
-      this.connectWaiters = new Set();
-      for (const wake of waiters) wake();
-    }
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
   markLost(detail: string): void {
-    if (this.lostController.signal.aborted) return;
-    this.connected = false;
+    if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail);
-    this.lostController.abort(reason);
-    for (const event of NODE_EVENTS) this.client.off(event, this.onNodeEvent);
-    for (const fail of [...this.pending]) fail(reason);
-    this.pending.clear();
-    this.watches.clear();
-    for (const wake of this.connectWaiters) wake();
-    this.connectWaiters.clear();
-    const listeners = [...this.lostListeners];
-    this.lostListeners.clear();
-    for (const listener of listeners) listener();
-  }
-
-  onLost(listener: () => void): () => void {
-    if (this.lost.aborted) {
-      listener();
-      return () => undefined;
-    }
-    this.lostListeners.add(listener);
-    return () => this.lostListeners.delete(listener);
-  }
-
-  whenConnected(signal?: AbortSignal): Promise<void> {
-    if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
-    if (this.connected) return Promise.resolve();
-    return waitInSet(this.connectWaiters, signal).then(() => {
-      if (this.lost.aborted) throw this.lost.reason as Error;
+    this.end(reason, () => {
+      for (const event of NODE_EVENTS) this.client.off(event, this.onNodeEvent);
+      for (const fail of [...this.pending]) fail(reason);
+      this.pending.clear();
+      this.watches.clear();
     });
   }
 

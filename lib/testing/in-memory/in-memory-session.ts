@@ -1,6 +1,5 @@
-import { setMaxListeners } from 'node:events';
 import type { ZkStat } from '../../zookeeper/native-client.js';
-import { waitInSet } from '../../zookeeper/waiters.js';
+import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
 import type { ChildList, CreateMode, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
@@ -12,11 +11,7 @@ import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
  * them); watch events arrive asynchronously too, and wait while the connection is down; once the
  * session ends, `lost` aborts and every request rejects with ZkSessionLostError.
  */
-export class InMemorySession implements ZkSessionApi {
-  connected = true;
-  private readonly lostController = new AbortController();
-  private connectWaiters = new Set<() => void>();
-  private readonly lostListeners = new Set<() => void>();
+export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
   /** Watch events that fired while disconnected: delivered on reconnect, as a real client re-arms its watches. */
   private heldEvents: (() => void)[] = [];
   private readonly caller: Caller;
@@ -28,53 +23,24 @@ export class InMemorySession implements ZkSessionApi {
     /** The session timeout, in ms. */
     readonly timeoutMs: number,
   ) {
+    super();
     this.caller = { sessionId: id, identities };
-    setMaxListeners(0, this.lostController.signal);
-  }
-
-  get lost(): AbortSignal {
-    return this.lostController.signal;
   }
 
   /** The connection dropped or came back (the session lives on while disconnected). */
-  setConnected(connected: boolean): void {
-    this.connected = connected;
-    if (!connected) return;
-    const events = this.heldEvents;
-    this.heldEvents = [];
-    for (const event of events) queueMicrotask(event);
-    const waiters = this.connectWaiters;
-    this.connectWaiters = new Set();
-    for (const wake of waiters) wake();
+  override setConnected(connected: boolean): void {
+    if (connected) {
+      const events = this.heldEvents;
+      this.heldEvents = [];
+      for (const event of events) queueMicrotask(event);
+    }
+    super.setConnected(connected);
   }
 
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
   markLost(detail: string): void {
-    if (this.lost.aborted) return;
-    this.connected = false;
-    this.heldEvents = [];
-    this.lostController.abort(new ZkSessionLostError('session', this.id, detail));
-    for (const wake of this.connectWaiters) wake();
-    this.connectWaiters.clear();
-    const listeners = [...this.lostListeners];
-    this.lostListeners.clear();
-    for (const listener of listeners) listener();
-  }
-
-  onLost(listener: () => void): () => void {
-    if (this.lost.aborted) {
-      listener();
-      return () => undefined;
-    }
-    this.lostListeners.add(listener);
-    return () => this.lostListeners.delete(listener);
-  }
-
-  whenConnected(signal?: AbortSignal): Promise<void> {
-    if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
-    if (this.connected) return Promise.resolve();
-    return waitInSet(this.connectWaiters, signal).then(() => {
-      if (this.lost.aborted) throw this.lost.reason as Error;
+    this.end(new ZkSessionLostError('session', this.id, detail), () => {
+      this.heldEvents = [];
     });
   }
 
