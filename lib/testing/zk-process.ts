@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { CLOSE_INHERITED_FDS, canCloseInheritedFds } from './isolated-spawn.js';
 import { ZooKeeperNotInstalledError } from './testing-errors.js';
 
 /** Debian's `zookeeper` package puts the server jar here. */
@@ -76,7 +77,8 @@ process.once('exit', () => {
 export function track(child: ChildProcess): Promise<void> {
   running.add(child);
   if (child.pid) {
-    const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -9 ${child.pid} 2>/dev/null`;
+    const closeInherited = canCloseInheritedFds() ? `${CLOSE_INHERITED_FDS}; ` : '';
+    const script = `${closeInherited}while kill -0 ${process.pid} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -9 ${child.pid} 2>/dev/null`;
     const watchdog = spawn('bash', ['-c', script], { stdio: 'ignore', detached: true });
     // Without bash (Windows) there is no watchdog; the 'exit' handler still kills the server.
     watchdog.on('error', () => undefined);

@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isolatedCommand } from './isolated-spawn.js';
 import { freePorts, fourLetter } from './zk-net.js';
 import { makeDataDir, resolveInstall, track, type ZkInstallOptions } from './zk-process.js';
 import { ZkTestServerError } from './testing-errors.js';
@@ -133,20 +134,19 @@ export class JavaZkServer implements ZkServer {
       ].join('\n'),
     );
     const log = openSync(this.logFile, 'a');
-    const child = spawn(
-      this.install.java,
-      [
-        ...(this.options.jvmFlags ?? TEST_JVM_FLAGS),
-        '-Dzookeeper.admin.enableServer=false',
-        `-Dznode.container.checkIntervalMs=${this.options.containerCheckIntervalMs ?? 200}`,
-        '-Dznode.container.maxPerMinute=100000',
-        '-cp',
-        this.install.jar,
-        'org.apache.zookeeper.server.quorum.QuorumPeerMain',
-        config,
-      ],
-      { stdio: ['ignore', log, log] },
-    );
+    // Without the descriptor closing, the server would keep this process's ZooKeeper sockets open
+    // (see isolated-spawn.ts) and a client could stop reconnecting once another server goes away.
+    const command = isolatedCommand(this.install.java, [
+      ...(this.options.jvmFlags ?? TEST_JVM_FLAGS),
+      '-Dzookeeper.admin.enableServer=false',
+      `-Dznode.container.checkIntervalMs=${this.options.containerCheckIntervalMs ?? 200}`,
+      '-Dznode.container.maxPerMinute=100000',
+      '-cp',
+      this.install.jar,
+      'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+      config,
+    ]);
+    const child = spawn(command.command, command.args, { stdio: ['ignore', log, log] });
     this.child = child;
     child.on('error', () => undefined); // a failed spawn also exits: start() reports it from the log
     this.exited = track(child).then(() => {

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
@@ -86,7 +87,8 @@ export class FaultHarness {
   spawn(): string {
     this.clientCount += 1;
     const client = `c${this.clientCount}`;
-    const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // isolatedForkOptions: a worker must not keep the observer's socket open (see isolated-spawn.ts).
+    const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...isolatedForkOptions() });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const worker: Worker = { client, child, exited, done: false };
     this.workers.set(client, worker);

@@ -1,5 +1,6 @@
 /** The testing kit's real-server helpers, as a user's test would use them. */
 import 'reflect-metadata';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError, LockService } from '../../lib/index.js';
 import {
@@ -57,7 +58,42 @@ describe('startZkServer', () => {
       expect(alive(pid)).toBe(false);
     }
   });
+
+  // The C client's sockets are inheritable (the addon is built without SOCK_CLOEXEC). A server
+  // started while a connection is open used to keep that connection's socket: once the server the
+  // connection was on went away, the client never reconnected (see lib/testing/isolated-spawn.ts).
+  it.runIf(process.platform === 'linux')('a server started while a connection is open holds none of this process\'s sockets', async () => {
+    const first = await startZkServer();
+    const connection = new ZkConnection({ connectionString: first.connectString });
+    let second: ZkServer | undefined;
+    try {
+      await connection.connect();
+      const ours = socketsOf('self');
+      expect(ours.size).toBeGreaterThan(0);
+      second = await startZkServer();
+      const inherited = [...socketsOf(String(second.pid))].filter((socket) => ours.has(socket));
+      expect(inherited).toEqual([]);
+    } finally {
+      connection.close();
+      await second?.stop();
+      await first.stop();
+    }
+  });
 });
+
+/** The socket inodes a process has open (from /proc). */
+function socketsOf(pid: string): Set<string> {
+  const sockets = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target.startsWith('socket:')) sockets.add(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return sockets;
+}
 
 describe('startZkEnsemble', () => {
   let ensemble: ZkEnsemble;
