@@ -156,8 +156,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    *   InvalidResourceNameError for a name that cannot be a lock; LockUpgradeError for a write asked
    *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
-  async acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    return (await this.obtain(this.requestOf(resource, options, options), false))!;
+  acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
+    return this.begin(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
   }
 
   /**
@@ -165,7 +165,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Inside a context that already holds it, succeeds at once.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
-    return this.obtain(this.requestOf(resource, options, options), true);
+    return this.begin(resource, options, true);
   }
 
   /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
@@ -270,6 +270,15 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
       heldLocks: this.held.size,
     };
+  }
+
+  /** Not an async function: a waiting acquire keeps no suspended call here; bad options reject. */
+  private begin(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
+    try {
+      return this.obtain(this.requestOf(resource, options, options), tryOnly);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   private requestOf(resource: string, kind: LockKind, options: AcquireOptions): LockRequest {

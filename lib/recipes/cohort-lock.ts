@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors.js';
-import { Cohort, type CohortSettings } from './cohort-queue.js';
+import { busy, Cohort, type CohortSettings } from './cohort-queue.js';
 import type { HeldLock } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 
@@ -32,9 +32,16 @@ export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): stri
  * the grant it is) and the lost-lock signal of the session. Other processes are never starved: once
  * `maxHandoffs` or `maxHoldMs` is reached, the next handoff first looks whether anyone else waits in
  * ZooKeeper, and if so gives the node back (the remaining local callers queue again, at the end).
+ *
+ * A cohort forms only when it is needed: a caller alone in the process on its resource takes a node
+ * of its own, as without the cohort, and costs nothing more. A second caller that comes while the
+ * first waits or holds starts the cohort; its node queues behind the first one's, and every later
+ * caller of the process queues behind it, locally.
  */
 export class CohortLock implements LockRecipe, CohortSettings {
   private readonly cohorts = new Map<string, Cohort>();
+  /** Resources that one caller of this process waits for or holds on a node of its own. */
+  private readonly alone = new Set<string>();
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
 
@@ -48,19 +55,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
 
   // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    try {
-      return this.cohortOf(resource).acquire(options, false) as Promise<HeldLock>;
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return this.take(resource, options, false) as Promise<HeldLock>;
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
-    try {
-      return this.cohortOf(resource).acquire(options, true);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return this.take(resource, options, true);
   }
 
   /** Callers of this process waiting for `resource` in its cohort queue. */
@@ -68,17 +67,48 @@ export class CohortLock implements LockRecipe, CohortSettings {
     return this.cohorts.get(resource)?.waiting ?? 0;
   }
 
-  private cohortOf(resource: string): Cohort {
-    let cohort = this.cohorts.get(resource);
-    if (!cohort) {
-      this.inner.pathOf(resource); // refuses a name that cannot be a lock, before anything queues
-      const created: Cohort = new Cohort(resource, this, () => {
-        if (this.cohorts.get(resource) === created) this.cohorts.delete(resource);
-      });
-      this.cohorts.set(resource, created);
-      cohort = created;
+  private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+    try {
+      let cohort = this.cohorts.get(resource);
+      if (!cohort && !this.alone.has(resource)) return this.takeAlone(resource, options, tryOnly);
+      if (!cohort) {
+        // Wanted by another caller of this process: not free right now.
+        if (tryOnly || options.waitTimeoutMs === 0) return busy(resource, tryOnly);
+        cohort = this.startCohort(resource);
+      }
+      return cohort.acquire(options, tryOnly);
+    } catch (error) {
+      return Promise.reject(error as Error);
     }
-    return cohort;
+  }
+
+  /** The only caller of the process on `resource`: its own node, marked until it has no lock. */
+  private takeAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+    const { onEnd, onNoLock } = options;
+    const ended = (): void => {
+      this.alone.delete(resource);
+    };
+    const own: RecipeAcquireOptions = {
+      ...options,
+      onEnd: onEnd ? (lock) => (ended(), onEnd(lock)) : ended,
+      onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
+    };
+    this.alone.add(resource);
+    try {
+      return tryOnly ? this.inner.tryAcquire(resource, own) : this.inner.acquire(resource, own);
+    } catch (error) {
+      ended();
+      throw error;
+    }
+  }
+
+  private startCohort(resource: string): Cohort {
+    this.inner.pathOf(resource); // refuses a name that cannot be a lock, before anything queues
+    const created: Cohort = new Cohort(resource, this, () => {
+      if (this.cohorts.get(resource) === created) this.cohorts.delete(resource);
+    });
+    this.cohorts.set(resource, created);
+    return created;
   }
 }
 

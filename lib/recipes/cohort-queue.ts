@@ -32,6 +32,11 @@ interface LocalWaiter {
   done: boolean;
 }
 
+/** The answer to tryAcquire (null) or `waitTimeoutMs: 0` (LockTimeoutError) when the lock is taken. */
+export function busy(resource: string, tryOnly: boolean): Promise<HeldLock | null> {
+  return tryOnly ? Promise.resolve(null) : Promise.reject(new LockTimeoutError(resource, 0));
+}
+
 /** The local queue of one resource, and the ZooKeeper node that holds the process's place. */
 export class Cohort implements NodeRelease {
   /** The process's granted ZooKeeper node, while it has one. */
@@ -68,7 +73,7 @@ export class Cohort implements NodeRelease {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
     if (noWait && (this.node || this.taking || this.live > 0)) {
       // Taken or wanted by another caller of this process: not free right now.
-      return tryOnly ? Promise.resolve(null) : Promise.reject(new LockTimeoutError(this.resource, 0));
+      return busy(this.resource, tryOnly);
     }
     return new Promise<HeldLock | null>((resolve, reject) => {
       const waiter: LocalWaiter = { options, noWait, tryOnly, resolve, reject, stopper: undefined, onStop: undefined, done: false };

@@ -41,11 +41,10 @@ export class QueueLock implements LockRecipe {
   }
 
   protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, pinned?: HeldLock): Promise<HeldLock | null> {
-    const parent = this.runtime.pathOf(resource);
-    const data = this.runtime.dataOf(options);
-    const { queue } = this.runtime;
-    return this.runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      queue.start(parent, this.driver, data, stop, noWait, pinned?.session, sink),
+    const { runtime } = this;
+    // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
+    return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
+      runtime.queue.start(runtime.pathOf(resource), this.driver, runtime.dataOf(options), stop, noWait, pinned?.session, sink),
     );
   }
 }

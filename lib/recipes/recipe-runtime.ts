@@ -51,6 +51,12 @@ export interface RecipeAcquireOptions {
    * @default undefined
    */
   onEnd?: (lock: HeldLock) => void;
+  /**
+   * Told once when the acquire ends without a handle: it failed, timed out or was aborted, or
+   * tryAcquire found the lock taken.
+   * @default undefined
+   */
+  onNoLock?: () => void;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -135,27 +141,39 @@ class Taking extends Stopper implements QueueSink {
   ) {
     super(waitTimeoutMs, options.signal);
     this.onEnd = options.onEnd;
+    this.onNoLock = options.onNoLock;
   }
 
   /** Kept instead of the caller's options object. */
   private readonly onEnd: ((lock: HeldLock) => void) | undefined;
+  private readonly onNoLock: (() => void) | undefined;
 
   granted(grant: QueueGrant | null): void {
     if (this.done) return;
     if (!grant && !this.tryOnly) return this.failed(new LockTimeoutError(this.resource, 0));
+    if (!grant) {
+      this.done = true;
+      this.dispose();
+      this.onNoLock?.();
+      this.resolve(null);
+      return;
+    }
+    let lock: HeldLock;
+    try {
+      lock = new HeldLock(this.resource, grant, this.remover, this.onEnd);
+    } catch (error) {
+      return this.failed(error);
+    }
     this.done = true;
     this.dispose();
-    try {
-      this.resolve(grant && new HeldLock(this.resource, grant, this.remover, this.onEnd));
-    } catch (error) {
-      this.reject(this.explain(error, this.resource));
-    }
+    this.resolve(lock);
   }
 
   failed(error: unknown): void {
     if (this.done) return;
     this.done = true;
     this.dispose();
+    this.onNoLock?.();
     this.reject(this.explain(error, this.resource));
   }
 }

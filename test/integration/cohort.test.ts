@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
-import { CohortLock, FairLock, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
+import { CohortLock, FairLock, InvalidOptionsError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/lock-context.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { startLockApp } from '../support/lock-app.js';
@@ -38,10 +38,38 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     expect([...tokens].sort()).toEqual(tokens); // granted in increasing token order
     expect(new Set(tokens).size).toBe(50);
     expect(BigInt(tokens[49]!)).toBeGreaterThan(BigInt(tokens[0]!));
-    // One node for all fifty: nobody else waited, so no handoff needed to look at ZooKeeper.
-    expect(counts.create).toBe(1);
-    expect(counts.delete).toBe(1);
+    // Two nodes for all fifty: the first caller's own (it was alone), and the one the cohort formed
+    // around when the second came. Nobody else waited, so no handoff needed to look at ZooKeeper.
+    expect(counts.create).toBe(2);
+    expect(counts.delete).toBe(2);
     expect(await childrenOf(connection, `${rootPath}/hot`)).toEqual([]);
+  });
+
+  it('a caller alone in the process takes a node of its own, as FairLock does, and every way it ends lets the next one be alone too', async () => {
+    const rootPath = uniqueRoot('cohort-lone');
+    const [a, b] = [await connect(), await connect()];
+    const { source, counts } = countingSessions(b);
+    const cohort = new CohortLock(new FairLock(source, { rootPath }));
+    const held = await new FairLock(a, { rootPath }).acquire('r');
+    await expect(cohort.acquire('r', { waitTimeoutMs: 50 })).rejects.toBeInstanceOf(LockTimeoutError);
+    const controller = new AbortController();
+    const aborted = cohort.acquire('r', { signal: controller.signal });
+    await queueLength(a, `${rootPath}/r`, 2);
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    expect(await cohort.tryAcquire('r')).toBeNull();
+    await expect(cohort.acquire('r', { data: Buffer.alloc(2000) })).rejects.toBeInstanceOf(InvalidOptionsError);
+    await held.release();
+    // Had any of those left its claim on the resource behind, this caller would find the lock
+    // "wanted in this process" and be told it is busy without asking ZooKeeper.
+    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
+    const alone = await cohort.tryAcquire('r');
+    expect(alone).not.toBeNull();
+    await alone!.release();
+    // Exactly FairLock's requests: create and list in one round trip, then delete.
+    expect(counts).toMatchObject({ create: 1, getChildren: 1, delete: 1 });
+    expect(cohort.localWaiters('r')).toBe(0);
+    expect(await childrenOf(a, `${rootPath}/r`)).toEqual([]);
   });
 
   it("gives the node back after maxHandoffs when another process's caller waits, and the rest queue behind it", async () => {
@@ -59,16 +87,18 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
         await lock.release();
       }),
     );
+    // a0's own node (it came alone), the cohort's (a1 formed it), then the other process's.
+    await queueLength(observer, `${rootPath}/r`, 2);
     const remote = other.acquire('r').then(async (lock) => {
       order.push('b');
       await tick();
       await lock.release();
     });
-    await queueLength(observer, `${rootPath}/r`, 2);
+    await queueLength(observer, `${rootPath}/r`, 3);
     await first.release();
     await Promise.all([...locals, remote]);
-    // a0, then two handoffs, then the other process; the remaining local callers after it.
-    expect(order).toEqual(['a0', 'a1', 'a2', 'b', 'a3', 'a4', 'a5', 'a6']);
+    // a0, then the cohort's a1 and two handoffs, then the other process; the remaining local callers after it.
+    expect(order).toEqual(['a0', 'a1', 'a2', 'a3', 'b', 'a4', 'a5', 'a6']);
     expect(await childrenOf(observer, `${rootPath}/r`)).toEqual([]);
   });
 
@@ -80,9 +110,11 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     await (await cohort.acquire('r')).release(); // creates rootPath and the lock's parent
     for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
     await Promise.all(Array.from({ length: 10 }, async () => (await cohort.acquire('r')).release()));
-    expect(counts.create).toBe(1);
-    // Each handoff past the bound looked at the queue once (one listing with the create, nine looks).
-    expect(counts.getChildren).toBe(10);
+    // The first caller's own node, then the cohort's for the other nine.
+    expect(counts.create).toBe(2);
+    // One listing with each create and one when the first node went (the cohort's node then holds),
+    // then each of the cohort's eight handoffs, all past the bound, looked at the queue once.
+    expect(counts.getChildren).toBe(3 + 8);
   });
 
   it('times out and aborts local waiters without disturbing the others, and leaves nothing behind', async () => {
@@ -173,13 +205,16 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
   it('LockService uses the cohort for exclusive locks by default, and not with cohort: false', async () => {
     const rootPath = uniqueRoot('cohort-option');
     const observer = await connect();
-    for (const [cohort, nodes] of [[undefined, 1], [false, 3]] as const) {
+    // With the cohort: the holder's node (it came alone) and the cohort's, for both waiters.
+    for (const [cohort, nodes] of [[undefined, 2], [false, 3]] as const) {
       const { locks }: { locks: LockService } = await startLockApp(zk, { rootPath, cohort });
       const held = await locks.acquire('r');
       const waiting = [locks.acquire('r'), locks.acquire('r')];
-      if (nodes === 1) {
+      if (nodes === 2) {
         await eventually(async () => (await locks.inspect('r')).localWaiters === 2, { what: 'local waiters' });
-        expect((await locks.inspectAll()).locks).toMatchObject([{ resource: 'r', localWaiters: 2, waiters: [] }]);
+        const [overview] = (await locks.inspectAll()).locks;
+        expect(overview).toMatchObject({ resource: 'r', localWaiters: 2 });
+        expect(overview!.waiters).toHaveLength(1);
       }
       await queueLength(observer, `${rootPath}/r`, nodes);
       await held.release();
