@@ -17,7 +17,9 @@ export interface RawClient {
 
 export function connectRaw(connect: string, sessionTimeoutMs: number): Promise<RawClient> {
   const Native = loadNativeModule();
-  const config = { connect, timeout: sessionTimeoutMs, debug_level: 0, host_order_deterministic: false };
+  // Deterministic order, as the library uses it: asked to randomise, the C client re-seeds from
+  // /dev/urandom on every readiness check, and the floor is the client at its cheapest.
+  const config = { connect, timeout: sessionTimeoutMs, debug_level: 0, host_order_deterministic: true };
   const client = new Native(config);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`raw client: no session with ${connect} within 20 s`)), 20_000);
