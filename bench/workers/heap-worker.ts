@@ -21,7 +21,7 @@ interface Config {
   port: number;
   sessionTimeoutMs: number;
   locks: number;
-  via: 'lockservice' | 'fairlock';
+  via: 'lockservice' | 'lockservice-solo' | 'fairlock';
   mode: 'held' | 'waiting';
 }
 
@@ -57,7 +57,7 @@ function locker(conn: ZkConnection, rootPath: string): (resource: string) => Pro
     const lock = new FairLock(conn, { rootPath });
     return (resource) => lock.acquire(resource);
   }
-  const service = new LockService({ connection: conn, rootPath });
+  const service = new LockService({ connection: conn, rootPath, ...(config.via === 'lockservice-solo' ? { cohort: false } : {}) });
   return (resource) => service.acquire(resource);
 }
 

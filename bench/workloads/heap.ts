@@ -11,13 +11,20 @@ import { figure, type Figure } from '../support/stats.js';
 import type { HeapResult } from '../workers/heap-worker.js';
 
 const TARGET_BYTES = 2048;
+const VIA_LABELS: Record<string, string> = {
+  lockservice: 'LockService',
+  'lockservice-solo': 'LockService with cohort: false',
+  fairlock: 'FairLock',
+};
 
 export async function runHeap(ctx: BenchContext, settings: { locks: number; rounds: number }): Promise<WorkloadResult> {
   const script = join(ctx.buildDir, 'bench/workers/heap-worker.js');
   const cases = [
     { via: 'lockservice', mode: 'held' },
+    { via: 'lockservice-solo', mode: 'held' },
     { via: 'fairlock', mode: 'held' },
     { via: 'lockservice', mode: 'waiting' },
+    { via: 'lockservice-solo', mode: 'waiting' },
     { via: 'fairlock', mode: 'waiting' },
   ] as const;
   const runs = new Map<string, HeapResult[]>(cases.map((c) => [`${c.via}:${c.mode}`, []]));
@@ -39,7 +46,7 @@ export async function runHeap(ctx: BenchContext, settings: { locks: number; roun
     return values.length ? figure(values) : undefined;
   };
   const label = (via: string, mode: string): string =>
-    `${via === 'lockservice' ? 'LockService' : 'FairLock'}: ${settings.locks.toLocaleString('en-US')} ${mode === 'held' ? 'held locks' : 'waiting acquires'}`;
+    `${VIA_LABELS[via]}: ${settings.locks.toLocaleString('en-US')} ${mode === 'held' ? 'held locks' : 'waiting acquires'}`;
   const rows = cases.map((c) => {
     const key = `${c.via}:${c.mode}`;
     return {
@@ -57,7 +64,7 @@ export async function runHeap(ctx: BenchContext, settings: { locks: number; roun
   const checks: Check[] = cases.map((c) => {
     const bytes = of(`${c.via}:${c.mode}`, (r) => r.bytesPerLock)!.median;
     return {
-      target: `${label(c.via, c.mode).split(':')[0]}: at most 2 KB of heap per ${c.mode === 'held' ? 'held lock' : 'waiting acquire'}`,
+      target: `${VIA_LABELS[c.via]}: at most 2 KB of heap per ${c.mode === 'held' ? 'held lock' : 'waiting acquire'}`,
       measured: `${formatNumber(bytes)} bytes`,
       met: bytes <= TARGET_BYTES,
     };
