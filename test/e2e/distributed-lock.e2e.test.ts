@@ -195,9 +195,10 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
     await eventually(async () => (await childrenOf(observer, `${rootPath}/gated`)).length === 1, { what: 'first holds' });
     const sameInstance = fetch(`${urls[0]}/gated`);
     const otherInstance = fetch(`${urls[1]}/gated`);
-    // The other instance queues in ZooKeeper; the same instance's request waits in its cohort queue,
-    // behind the node its first request holds.
-    await eventually(async () => (await childrenOf(observer, `${rootPath}/gated`)).length === 2, { what: 'the other instance queued' });
+    // The other instance queues in ZooKeeper. The same instance's second request finds its first one
+    // holding, so it starts that instance's cohort queue: it waits there, and the cohort's node queues
+    // in ZooKeeper behind the first request's. Three nodes in all, one local waiter.
+    await eventually(async () => (await childrenOf(observer, `${rootPath}/gated`)).length === 3, { what: 'both queued' });
     await eventually(async () => (await apps[0]!.get(LockService).inspect('gated')).localWaiters === 1, { what: 'the same instance queued' });
     const busy = await fetch(`${urls[1]}/busy`);
     expect(busy.status).toBe(409);
