@@ -34,7 +34,8 @@ export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): stri
  * ZooKeeper, and if so gives the node back (the remaining local callers queue again, at the end).
  *
  * A cohort forms only when it is needed: a caller alone in the process on its resource takes a node
- * of its own, as without the cohort, and costs nothing more. A second caller that comes while the
+ * of its own, as without the cohort, and costs only the mark by which a second caller finds it (about
+ * 200 bytes while it waits or holds). A second caller that comes while the
  * first waits or holds starts the cohort; its node queues behind the first one's, and every later
  * caller of the process queues behind it, locally.
  */
