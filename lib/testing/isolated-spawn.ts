@@ -19,6 +19,9 @@ export const CLOSE_INHERITED_FDS =
   'for f in /proc/$$/fd/*; do n=${f##*/}; ' +
   'if [ "$n" -gt 2 ] && [ "$n" != "${NODE_CHANNEL_FD:-}" ]; then eval "exec $n>&-" 2>/dev/null; fi; done';
 
+/** `bash -c` script: close the inherited descriptors, then become the command given as "$@". */
+const EXEC_ISOLATED = `${CLOSE_INHERITED_FDS}; exec "$@"`;
+
 let canIsolate: boolean | undefined;
 
 /** True where the descriptors can be closed before exec (Linux with bash). */
@@ -30,11 +33,11 @@ export function canCloseInheritedFds(): boolean {
 /** `command args` as a command line that first closes the inherited descriptors, where possible. */
 export function isolatedCommand(command: string, args: readonly string[]): { command: string; args: string[] } {
   if (!canCloseInheritedFds()) return { command, args: [...args] };
-  return { command: BASH, args: ['-c', `${CLOSE_INHERITED_FDS}; exec "$@"`, 'bash', command, ...args] };
+  return { command: BASH, args: ['-c', EXEC_ISOLATED, 'bash', command, ...args] };
 }
 
 /** `child_process.fork` options that run the module through the same descriptor-closing shell. */
 export function isolatedForkOptions(): Pick<ForkOptions, 'execPath' | 'execArgv'> {
   if (!canCloseInheritedFds()) return {};
-  return { execPath: BASH, execArgv: ['-c', `${CLOSE_INHERITED_FDS}; exec "$@"`, 'bash', process.execPath, ...process.execArgv] };
+  return { execPath: BASH, execArgv: ['-c', EXEC_ISOLATED, 'bash', process.execPath, ...process.execArgv] };
 }

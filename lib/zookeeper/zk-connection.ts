@@ -2,6 +2,7 @@ import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
+import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 
@@ -95,9 +96,7 @@ export class ZkConnection implements ZkLockConnection {
 
   /** The state of the current session, or `closed`. */
   get state(): ConnectionState | 'connecting' {
-    if (this.closed) return 'closed';
-    if (!this.current || this.current.lost.aborted) return 'connecting';
-    return this.current.connected ? 'connected' : 'suspended';
+    return connectionStateOf(this.closed, this.current);
   }
 
   /** The current session's id (hex), or undefined before the first connect. */
@@ -311,6 +310,13 @@ function validateConnectionString(value: unknown): string {
     );
   }
   return trimmed;
+}
+
+/** A connection's state from whether it was closed and its current session (the native and the in-memory one). */
+export function connectionStateOf(closed: boolean, current: SessionLifecycle | undefined): ConnectionState | 'connecting' {
+  if (closed) return 'closed';
+  if (!current || current.lost.aborted) return 'connecting';
+  return current.connected ? 'connected' : 'suspended';
 }
 
 /** The connect string with its `host:port` entries in random order (the chroot stays at the end). */

@@ -4,6 +4,7 @@ import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import {
   type ConnectionState,
   type ConnectionStateListener,
+  connectionStateOf,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_SESSION_TIMEOUT_MS,
   positiveMs,
@@ -67,9 +68,7 @@ export class InMemoryConnection implements ZkLockConnection {
   }
 
   get state(): ConnectionState | 'connecting' {
-    if (this.closed) return 'closed';
-    if (!this.current || this.current.lost.aborted) return 'connecting';
-    return this.current.connected ? 'connected' : 'suspended';
+    return connectionStateOf(this.closed, this.current);
   }
 
   get sessionId(): string | undefined {
