@@ -27,7 +27,7 @@ export const WORKLOADS: Workload[] = [
         ctx.server,
         ctx.serverStorage,
         'uncontended',
-        ctx.quick ? { warmup: 300, rewarm: 30, cycles: 200, rounds: 2 } : { warmup: 15_000, rewarm: 300, cycles: 3000, rounds: 7 },
+        ctx.quick ? { warmup: 300, rewarm: 20, cycles: 200, blocks: 2, rounds: 2 } : { warmup: 15_000, rewarm: 30, cycles: 3000, blocks: 12, rounds: 7 },
       ),
   },
   {
@@ -39,7 +39,7 @@ export const WORKLOADS: Workload[] = [
         await ctx.diskServer(),
         'disk',
         'uncontended-disk',
-        ctx.quick ? { warmup: 50, rewarm: 10, cycles: 50, rounds: 1 } : { warmup: 3000, rewarm: 100, cycles: 800, rounds: 5 },
+        ctx.quick ? { warmup: 50, rewarm: 10, cycles: 50, blocks: 1, rounds: 1 } : { warmup: 3000, rewarm: 20, cycles: 800, blocks: 8, rounds: 5 },
       ),
   },
   {

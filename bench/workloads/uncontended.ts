@@ -3,9 +3,10 @@
  * cycles per second, and server requests per cycle (mntr). Baselines in the same run: the raw
  * client's floor (create + list pipelined, then delete), the raw client's three sequential round
  * trips, and Curator's InterProcessMutex. Each implementation runs in its own process with its own
- * session; all are warmed up the same way; the rounds interleave the implementations, in a rotating
- * order, and each figure is the median of the rounds (ratios: the median of the per-round ratios,
- * each taken between runs a few seconds apart).
+ * session; all are warmed up the same way. A round is cut into short blocks, and the implementations
+ * take turns block by block (in a rotating order), so that each one samples the whole round: the
+ * machine's drift, which moves the floor itself by a quarter within seconds, falls on all of them
+ * alike. Each figure is the median of the rounds; a ratio is the median of the per-round ratios.
  */
 import type { ZkServer } from '../../test/support/zk-server.js';
 import type { LineWorker } from '../support/children.js';
@@ -28,9 +29,40 @@ const LABELS: Record<Impl, string> = {
 
 interface Settings {
   warmup: number;
+  /** Unmeasured cycles before each block, after the process sat idle while the others ran. */
   rewarm: number;
+  /** Measured cycles per implementation and round... */
   cycles: number;
+  /** ...in this many blocks. */
+  blocks: number;
   rounds: number;
+}
+
+/** One implementation's share of a round, summed over its blocks. */
+class RoundTally {
+  latenciesNs: number[] = [];
+  cycles = 0;
+  elapsedNs = 0;
+  cpuNs = 0;
+  requests = 0;
+
+  add(answer: UncontendedAnswer, requests: number): void {
+    for (const latency of answer.latenciesNs) this.latenciesNs.push(latency);
+    this.cycles += answer.cycles;
+    this.elapsedNs += answer.elapsedNs;
+    this.cpuNs += answer.cpuNs;
+    this.requests += requests;
+  }
+
+  figures(): RoundFigures {
+    return {
+      p50Us: percentile(this.latenciesNs, 50) / 1000,
+      p99Us: percentile(this.latenciesNs, 99) / 1000,
+      cyclesPerSec: this.cycles / (this.elapsedNs / 1e9),
+      cpuUsPerCycle: this.cpuNs / 1000 / this.cycles,
+      requestsPerCycle: this.requests / this.cycles,
+    };
+  }
 }
 
 interface RoundFigures {
@@ -60,22 +92,21 @@ export async function runUncontended(ctx: BenchContext, server: ZkServer, storag
     for (const impl of impls) await workers.get(impl)!.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: settings.warmup });
 
     const rounds = new Map<Impl, RoundFigures[]>(impls.map((impl) => [impl, []]));
+    const blockCycles = Math.ceil(settings.cycles / settings.blocks);
     for (let round = 0; round < settings.rounds; round++) {
       ctx.log(`${id}: round ${round + 1}/${settings.rounds}`);
-      for (const impl of rotate(impls, round)) {
-        const worker = workers.get(impl)!;
-        await worker.ask({ name: 'uncontended', path: path(impl), cycles: settings.rewarm });
-        const before = await readCounters(server.clientPort);
-        const answer = await worker.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: settings.cycles });
-        const after = await readCounters(server.clientPort);
-        rounds.get(impl)!.push({
-          p50Us: percentile(answer.latenciesNs, 50) / 1000,
-          p99Us: percentile(answer.latenciesNs, 99) / 1000,
-          cyclesPerSec: answer.cycles / (answer.elapsedNs / 1e9),
-          cpuUsPerCycle: answer.cpuNs / 1000 / answer.cycles,
-          requestsPerCycle: diffCounters(before, after).requests / answer.cycles,
-        });
+      const tallies = new Map(impls.map((impl) => [impl, new RoundTally()]));
+      for (let block = 0; block < settings.blocks; block++) {
+        for (const impl of rotate(impls, round * settings.blocks + block)) {
+          const worker = workers.get(impl)!;
+          await worker.ask({ name: 'uncontended', path: path(impl), cycles: settings.rewarm });
+          const before = await readCounters(server.clientPort);
+          const answer = await worker.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: blockCycles });
+          const after = await readCounters(server.clientPort);
+          tallies.get(impl)!.add(answer, diffCounters(before, after).requests);
+        }
       }
+      for (const impl of impls) rounds.get(impl)!.push(tallies.get(impl)!.figures());
     }
     return summarise(id, storage, impls, rounds, settings, ctx);
   } finally {
@@ -160,7 +191,7 @@ function summarise(
     notes: [
       ...slower,
       'client CPU: CPU time of the whole client process per cycle, all threads (for the JVM also its JIT and GC), less sensitive than latency to what else the machine runs.',
-      `${settings.rounds} rounds of ${settings.cycles} cycles per implementation, after ${settings.warmup} warm-up cycles (and ${settings.rewarm} before each round); ± is half the range of the rounds.`,
+      `${settings.rounds} rounds of ${settings.cycles} cycles per implementation, each round in ${settings.blocks} blocks that the implementations take in turn, after ${settings.warmup} warm-up cycles (and ${settings.rewarm} unmeasured ones before each block); ± is half the range of the rounds.`,
     ],
     details: { storage, settings, rounds: Object.fromEntries(rounds) },
   };

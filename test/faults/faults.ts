@@ -181,8 +181,7 @@ export const FAULTS: Record<string, Fault> = {
   'kill-holder': async (h) => {
     const client = pickClient(h, 6);
     await holdNext(h, client, 1000);
-    h.record('kill-client', client);
-    process.kill(h.pid(client), 'SIGKILL');
+    h.kill(client);
     h.spawn();
     await sleep(2 * h.options.sessionTimeoutMs);
   },

@@ -45,6 +45,8 @@ interface Worker {
   session?: { id: string; password: string };
   onCreating?: () => void;
   done: boolean;
+  /** The injector killed it on purpose. */
+  killed: boolean;
 }
 
 export interface Leftovers {
@@ -89,8 +91,15 @@ export class FaultHarness {
     const client = `c${this.clientCount}`;
     // isolatedForkOptions: a worker must not keep the observer's socket open (see isolated-spawn.ts).
     const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...isolatedForkOptions() });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const worker: Worker = { client, child, exited, done: false };
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', (code, signal) => {
+        // A worker that ends before it said it was done, and that nobody killed, crashed: its open
+        // holds would otherwise show up as overlaps with everything after them.
+        if (!worker.done && !worker.killed) this.record('client-died', client, `exit code ${code}, signal ${signal}`);
+        resolve();
+      }),
+    );
+    const worker: Worker = { client, child, exited, done: false, killed: false };
     this.workers.set(client, worker);
     child.on('message', (message: WorkerMessage) => this.receive(worker, message));
     const config: WorkerConfig = {
@@ -129,6 +138,14 @@ export class FaultHarness {
 
   pid(client: string): number {
     return this.workers.get(client)!.child.pid!;
+  }
+
+  /** Kills a client with SIGKILL, on purpose (the checker excuses what it leaves unfinished). */
+  kill(client: string): void {
+    const worker = this.workers.get(client)!;
+    worker.killed = true;
+    this.record('kill-client', client);
+    worker.child.kill('SIGKILL');
   }
 
   /** Resolves with the first event from now on that matches. */
@@ -208,11 +225,15 @@ export class FaultHarness {
     const stuck = [...this.workers.values()].filter((w) => w.child.exitCode === null && w.child.signalCode === null);
     for (const worker of stuck) {
       this.record('stuck-client', worker.client);
+      worker.killed = true;
       worker.child.kill('SIGKILL');
     }
     const runEnd = monotonicMs();
     const result = checkHistory(this.events, this.actions, this.writes, runEnd);
-    if (stuck.length > 0) result.violations.push(`${stuck.length} clients did not finish within ${grace} ms of being told to stop`);
+    if (stuck.length > 0) result.violations.unshift(`${stuck.length} clients did not finish within ${grace} ms of being told to stop`);
+    for (const died of this.actions.filter((a) => a.action === 'client-died')) {
+      result.violations.unshift(`client ${died.target} died on its own (${died.detail}); its unfinished holds are reported as overlaps below`);
+    }
     const leftovers = await this.leftovers();
     this.observer?.close();
     return { result, leftovers };
