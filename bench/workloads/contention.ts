@@ -25,7 +25,10 @@ export interface ContentionSettings {
   warmupCycles: number;
   /** One contended window, not measured, after the uncontended warm-up. */
   warmupMs: number;
+  /** Measured time per implementation and round, ms... */
   durationMs: number;
+  /** ...in this many windows, which the implementations take in turn (default 1). */
+  blocks?: number;
   rounds: number;
   /** Also run Curator with one InterProcessMutex per caller thread (its shared mutex wakes every thread on each change). */
   curatorOwnMutexes?: boolean;
@@ -90,30 +93,59 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl), s);
     }
     const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
+    const blocks = s.blocks ?? 1;
     for (let round = 0; round < s.rounds; round++) {
       ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
-      for (const impl of rotate(impls, round)) {
-        const before = await readCounters(server.clientPort);
-        const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs, mutexes(impl), s);
-        const after = await readCounters(server.clientPort);
-        const counted = answers.reduce((sum, a) => sum + a.cycles, 0);
-        const all = answers.reduce((sum, a) => sum + a.allCycles, 0);
-        const waits = answers.flatMap((a) => a.waitsNs);
-        const delta = diffCounters(before, after);
-        const perProcess = answers.map((a) => a.cycles);
-        rounds.get(impl)!.push({
-          rate: counted / (s.durationMs / 1000),
-          waitP50Ms: percentile(waits, 50) / 1e6,
-          waitP99Ms: percentile(waits, 99) / 1e6,
-          requestsPerCycle: delta.requests / all,
-          notificationsPerCycle: delta.notifications / all,
-          evenness: Math.min(...perProcess) / Math.max(...perProcess),
-        });
+      const tallies = new Map(impls.map((impl) => [impl, new WindowTally(s.processes)]));
+      for (let block = 0; block < blocks; block++) {
+        for (const impl of rotate(impls, round * blocks + block)) {
+          const before = await readCounters(server.clientPort);
+          const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs / blocks, mutexes(impl), s);
+          const after = await readCounters(server.clientPort);
+          tallies.get(impl)!.add(answers, diffCounters(before, after));
+        }
       }
+      for (const impl of impls) rounds.get(impl)!.push(tallies.get(impl)!.figures(s.durationMs));
     }
     return summarise(ctx, s, impls, rounds);
   } finally {
     await stopWorkers([...groups.values()].flat());
+  }
+}
+
+/** One implementation's windows of a round, summed. */
+class WindowTally {
+  private counted = 0;
+  private all = 0;
+  private readonly waitsNs: number[] = [];
+  private requests = 0;
+  private notifications = 0;
+  private readonly perProcess: number[];
+
+  constructor(processes: number) {
+    this.perProcess = new Array<number>(processes).fill(0);
+  }
+
+  add(answers: ContendAnswer[], delta: { requests: number; notifications: number }): void {
+    answers.forEach((answer, i) => {
+      this.counted += answer.cycles;
+      this.all += answer.allCycles;
+      this.perProcess[i]! += answer.cycles;
+      for (const wait of answer.waitsNs) this.waitsNs.push(wait);
+    });
+    this.requests += delta.requests;
+    this.notifications += delta.notifications;
+  }
+
+  figures(durationMs: number): RoundFigures {
+    return {
+      rate: this.counted / (durationMs / 1000),
+      waitP50Ms: percentile(this.waitsNs, 50) / 1e6,
+      waitP99Ms: percentile(this.waitsNs, 99) / 1e6,
+      requestsPerCycle: this.requests / this.all,
+      notificationsPerCycle: this.notifications / this.all,
+      evenness: Math.min(...this.perProcess) / Math.max(...this.perProcess),
+    };
   }
 }
 
@@ -192,7 +224,7 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
     checks,
     notes: [
       ...slower,
-      `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
+      `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each${(s.blocks ?? 1) > 1 ? `, in ${s.blocks} windows that the implementations take in turn` : ''}, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
     ],
     details: { settings: s, rounds: Object.fromEntries(rounds) },
   };

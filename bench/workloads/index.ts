@@ -54,8 +54,8 @@ export const WORKLOADS: Workload[] = [
         callersPerProcess: 1,
         ours: ['lockservice', 'lockservice-solo'],
         ...(ctx.quick
-          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
-          : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, rounds: 5 }),
+          ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, blocks: 2, rounds: 1 }
+          : { warmupCycles: 5000, warmupMs: 2000, durationMs: 3000, blocks: 3, rounds: 5 }),
         minRateVsCurator: 1.25,
         maxRequestsPerCycle: 5,
       }),
