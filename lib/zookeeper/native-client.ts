@@ -56,6 +56,8 @@ export interface NativeHandle {
   readonly client_password: string;
   /** Negotiated session timeout in ms, -1 when closed. */
   readonly timeout: number;
+  /** The C client's state (zoo_state): 3 connected, 1 connecting, 999 not connected, ... */
+  readonly state: number;
 }
 
 /**

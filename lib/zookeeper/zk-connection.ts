@@ -185,9 +185,11 @@ export class ZkConnection implements ZkLockConnection {
     }
   }
 
-  private openHandle(): NativeClient {
+  /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
+  private openHandle(resume?: ZkSession): NativeClient {
     const Native = loadNativeModule();
     const config = {
+      ...(resume && { client_id: resume.id, client_password: resume.client.native.client_password }),
       // Asked to pick servers in random order, the C client shuffles its host list again on every
       // readiness check, reading /dev/urandom each time (three system calls per request). Shuffled
       // once per handle here instead, the clients spread over the servers just the same.
@@ -202,11 +204,16 @@ export class ZkConnection implements ZkLockConnection {
       response_counter_limit: NEVER_GIVE_UP,
     };
     const client = new Native(config);
-    let session: ZkSession | undefined;
+    let session: ZkSession | undefined = resume;
     client.on('connect', () => {
       if (this.client !== client) return;
       if (!session) {
-        session = new ZkSession(client, client.native.timeout, (ended, detail) => this.declareLost(ended, detail));
+        session = new ZkSession(
+          client,
+          client.native.timeout,
+          (ended, detail) => this.declareLost(ended, detail),
+          (dropped) => this.moveSession(dropped),
+        );
         this.current = session;
         this.wakeSessionWaiters();
         this.emit('connected', session.id);
@@ -218,14 +225,7 @@ export class ZkConnection implements ZkLockConnection {
     });
     client.on('connecting', () => {
       if (this.client !== client || !session || !session.connected) return;
-      session.setConnected(false);
-      const suspended = session;
-      this.clearLostTimer();
-      this.lostTimer = setTimeout(
-        () => this.declareLost(suspended, `disconnected for longer than the session timeout (${suspended.timeoutMs} ms)`),
-        suspended.timeoutMs,
-      );
-      this.emit('suspended', session.id);
+      this.suspend(session);
     });
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
@@ -243,6 +243,41 @@ export class ZkConnection implements ZkLockConnection {
     // is never refused: a wrong password is merely another identity, which the ACLs then refuse.
     if (this.digest) client.native.add_auth('digest', this.digest, () => undefined);
     return client;
+  }
+
+  /** The session is disconnected: it is lost unless it is back within its timeout. */
+  private suspend(session: ZkSession): void {
+    session.setConnected(false);
+    this.clearLostTimer();
+    this.lostTimer = setTimeout(
+      () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`),
+      session.timeoutMs,
+    );
+    this.emit('suspended', session.id);
+  }
+
+  /**
+   * The C client dropped its socket inside a request (see ZkSession.call). Its handle is closed now,
+   * before the event loop polls again (and before a new handle can take the same descriptor number),
+   * and the session goes on, disconnected, on a new handle that resumes it by id and password: held
+   * locks stay held if it is back within its timeout, as on any reconnect.
+   */
+  private moveSession(session: ZkSession): void {
+    if (this.current !== session || session.lost.aborted || this.closed) return;
+    const old = this.client;
+    this.client = undefined; // the old handle's 'close' event is ours
+    session.releaseHandle();
+    old?.close();
+    let next: NativeClient;
+    try {
+      next = this.openHandle(session);
+    } catch {
+      this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it');
+      return;
+    }
+    session.adoptHandle(next);
+    this.client = next;
+    this.suspend(session);
   }
 
   private declareLost(session: ZkSession, detail: string): void {

@@ -66,6 +66,11 @@ export interface ZkSessionApi {
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
+/**
+ * The C client's state after it closed its socket inside a request whose send failed (the server had
+ * reset the connection): it does so without an event, and only the request's caller can see it.
+ */
+const SOCKET_DROPPED_STATE = 999;
 /** The client events of the default watcher that end a data watch (set by getData): change and deletion. */
 const NODE_EVENTS = ['changed', 'deleted'] as const;
 const EMPTY_DATA = Buffer.alloc(0);
@@ -146,23 +151,34 @@ class ExtraWatch implements NodeWatch {
  */
 export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   readonly id: string;
-  private readonly pending = new Set<(error: Error) => void>();
+  private readonly pending = new Set<PendingRequest>();
   private readonly watches = new Map<string, PathWatch>();
-  private readonly handle: NativeHandle;
+  private handle: NativeHandle;
 
   constructor(
-    readonly client: NativeClient,
+    /** The native handle the session runs on; ZkConnection can move it to another (`adoptHandle`). */
+    private clientHandle: NativeClient,
     /** Negotiated session timeout in ms. */
     readonly timeoutMs: number,
     /** Told when a reply shows the session is over (expired, closing, moved), so it is replaced. */
     private readonly onEnded: (session: ZkSession, detail: string) => void = () => undefined,
+    /**
+     * Told, synchronously, when the C client dropped its socket inside a request: its handle must be
+     * closed before the event loop polls again (see `call`).
+     */
+    private readonly onSocketDropped: (session: ZkSession) => void = () => undefined,
   ) {
     super();
-    this.handle = client.native;
+    this.handle = clientHandle.native;
     this.id = this.handle.client_id;
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (the binding never frees a watch function given to it).
-    for (const event of NODE_EVENTS) client.on(event, this.onNodeEvent);
+    for (const event of NODE_EVENTS) clientHandle.on(event, this.onNodeEvent);
+  }
+
+  /** The native handle the session runs on now. */
+  get client(): NativeClient {
+    return this.clientHandle;
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
@@ -171,10 +187,35 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     const reason = new ZkSessionLostError('session', this.id, detail);
     this.end(reason, () => {
       for (const event of NODE_EVENTS) this.client.off(event, this.onNodeEvent);
-      for (const fail of [...this.pending]) fail(reason);
+      for (const request of [...this.pending]) request.fail(reason);
       this.pending.clear();
       this.watches.clear();
     });
+  }
+
+  /**
+   * Called by ZkConnection when the handle dropped its socket, before it closes that handle: the
+   * requests in flight on it fail with a connection loss (they may or may not have reached the
+   * server, as on any dropped connection), so that its closing answers nobody twice. Its watches go
+   * with it: every waiter is woken, once the session runs on its next handle (`adoptHandle`), to look
+   * again: a spurious wake-up, which waiters take like any other.
+   */
+  releaseHandle(): void {
+    for (const request of [...this.pending]) request.fail(new ZkConnectionLossError(ZK_CODES.CONNECTIONLOSS, request.op, request.path));
+    this.pending.clear();
+    for (const event of NODE_EVENTS) this.clientHandle.off(event, this.onNodeEvent);
+    const watches = [...this.watches];
+    this.watches.clear();
+    queueMicrotask(() => {
+      for (const [path, watch] of watches) this.fireWatch(path, watch);
+    });
+  }
+
+  /** The session goes on through `next`, a handle that resumes it. */
+  adoptHandle(next: NativeClient): void {
+    this.clientHandle = next;
+    this.handle = next.native;
+    for (const event of NODE_EVENTS) next.on(event, this.onNodeEvent);
   }
 
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
@@ -251,32 +292,50 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const fail = (error: Error): void => {
-        if (settled) return;
-        settled = true;
-        this.pending.delete(fail);
-        if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message);
-        reject(error);
+      const request: PendingRequest = {
+        op,
+        path,
+        fail: (error: Error): void => {
+          if (settled) return;
+          settled = true;
+          this.pending.delete(request);
+          if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message);
+          reject(error);
+        },
       };
-      this.pending.add(fail);
+      this.pending.add(request);
       let sent: number;
       try {
         sent = send((rc, value) => {
           if (settled) return;
-          if (rc !== 0) return fail(zkError(rc, op, path));
+          if (rc !== 0) return request.fail(zkError(rc, op, path));
           settled = true;
-          this.pending.delete(fail);
+          this.pending.delete(request);
           resolve(value);
         });
       } catch (error) {
-        return fail(error as Error);
+        return request.fail(error as Error);
       }
-      if (sent === 0) return;
-      if (sent !== ZK_CODES.MARSHALLINGERROR && sent !== ZK_CODES.CONNECTIONLOSS) return fail(zkError(sent, op, path));
+      if (sent === 0) {
+        // While connected, a request is sent at once. If the send fails, the C client closes its
+        // socket there and then, silently, and the binding's poll watcher on that descriptor stays
+        // armed: libuv aborts the process when it next registers it. Only the caller can see it, and
+        // the handle must be closed before the event loop polls again.
+        if (this.connected && this.handle.state === SOCKET_DROPPED_STATE) this.onSocketDropped(this);
+        return;
+      }
+      if (sent !== ZK_CODES.MARSHALLINGERROR && sent !== ZK_CODES.CONNECTIONLOSS) return request.fail(zkError(sent, op, path));
       // Not queued (the C client refuses while its handle is closing): report a connection loss,
       // after a short pause so that callers retrying on connection loss cannot spin; the session's
       // end follows and stops them.
-      setTimeout(() => fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
+      setTimeout(() => request.fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }
+}
+
+/** A request in flight, and how to fail it when the session ends or its handle is replaced. */
+interface PendingRequest {
+  readonly op: string;
+  readonly path: string;
+  fail(error: Error): void;
 }

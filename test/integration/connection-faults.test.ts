@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { ZkConnection, type ConnectionState } from '../../lib/zookeeper/zk-connection.js';
+import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
 import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
 import { freePorts } from '../support/zk-server.js';
@@ -86,6 +87,40 @@ describe('connection faults against a real ZooKeeper', () => {
     expect(held.isHeld()).toBe(true);
     expect(held.signal.aborted).toBe(false);
     await held.release();
+  });
+
+  it('a request whose send meets a reset connection does not abort the process or end the session: it fails with a connection loss, the session resumes on a new handle, its holder keeps the lock and its waiter is still woken', async () => {
+    const root = uniqueRoot('reset');
+    const connection = await viaProxy({ sessionTimeoutMs: 4000 });
+    const observer = await connect();
+    const states: ConnectionState[] = [];
+    connection.onStateChange((state) => states.push(state));
+    const lock = new FairLock(connection, { rootPath: root });
+    const held = await lock.acquire('held');
+    const first = await new FairLock(observer, { rootPath: root }).acquire('queue');
+    const waiting = lock.acquire('queue');
+    await eventually(async () => (await childrenOf(observer, `${root}/queue`)).length === 2, { what: 'the waiter queued' });
+    const session = await connection.session();
+    // A reply's continuation runs inside the addon's I/O callback, before the binding re-arms its
+    // poll watcher; setImmediate comes after that, and before the event loop polls again. The send
+    // then meets the reset, and the C client closes its socket under the armed watcher: without the
+    // handle being replaced at once, libuv aborts this process at its next poll.
+    await session.getData('/');
+    proxy!.resetConnections();
+    const outcome = await new Promise<unknown>((resolve) => setImmediate(() => session.getData('/').then(() => 'answered', resolve)));
+    expect(outcome).toBeInstanceOf(ZkConnectionLossError);
+    await eventually(() => states.includes('reconnected'), { what: 'the session back on a new handle' });
+    expect(states).toEqual(['suspended', 'reconnected']);
+    expect(connection.sessionId).toBe(session.id);
+    expect(held.isHeld()).toBe(true);
+    expect(held.signal.aborted).toBe(false);
+    // The waiter's watch went with the old handle; it was woken to look again and watches anew.
+    await first.release();
+    const granted = await waiting;
+    await granted.release();
+    await held.release();
+    expect(await childrenOf(observer, `${root}/queue`)).toEqual([]);
+    expect(await childrenOf(observer, `${root}/held`)).toEqual([]);
   });
 
   it('a holder cut off for the session timeout is told its lock is lost, and a waiter elsewhere gets it', async () => {

@@ -32,6 +32,11 @@ export interface ZkProxy {
   readonly connectString: string;
   /** Closes every open connection (clients see a connection loss and reconnect). */
   dropConnections(): void;
+  /**
+   * Resets every open connection (TCP RST, as a crashed server's host answers): the client's next
+   * send fails at once.
+   */
+  resetConnections(): void;
   /** While refusing, new connections are closed at once. */
   setRefusing(refusing: boolean): void;
   /**
@@ -145,6 +150,10 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
     connectString: `127.0.0.1:${port}`,
     dropConnections() {
       for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
+    resetConnections() {
+      for (const socket of sockets) socket.resetAndDestroy();
       sockets.clear();
     },
     setRefusing(value) {
