@@ -16,6 +16,13 @@ import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure, percentile } from '../support/stats.js';
 
+/**
+ * The contended warm-up, ms, of every workload that runs Curator: its JVMs keep getting faster for
+ * about 15 s of contention (C2 compiling the contended path), and a 2 s warm-up had flattered our
+ * ratios by up to 1.8x in the first rounds.
+ */
+export const CURATOR_WARMUP_MS = 15_000;
+
 export interface ContentionSettings {
   id: string;
   title: string;

@@ -5,7 +5,7 @@
  * `sessions` (contention.ts): operations per second, waits, requests and notifications per
  * operation, evenness across processes.
  */
-import { runContention } from './contention.js';
+import { CURATOR_WARMUP_MS, runContention } from './contention.js';
 import type { Workload } from './index.js';
 
 export const readWriteWorkload: Workload = {
@@ -21,6 +21,6 @@ export const readWriteWorkload: Workload = {
       holdMs: 1,
       ...(ctx.quick
         ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, rounds: 1 }
-        : { warmupCycles: 3000, warmupMs: 1000, durationMs: 3000, rounds: 3 }),
+        : { warmupCycles: 3000, warmupMs: CURATOR_WARMUP_MS, durationMs: 3000, rounds: 3 }),
     }),
 };
