@@ -186,10 +186,10 @@ export class ZkConnection implements ZkLockConnection {
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
-  private openHandle(resume?: ZkSession): NativeClient {
+  private openHandle(resume?: { session: ZkSession; password: string }): NativeClient {
     const Native = loadNativeModule();
     const config = {
-      ...(resume && { client_id: resume.id, client_password: resume.client.native.client_password }),
+      ...(resume && { client_id: resume.session.id, client_password: resume.password }),
       // Asked to pick servers in random order, the C client shuffles its host list again on every
       // readiness check, reading /dev/urandom each time (three system calls per request). Shuffled
       // once per handle here instead, the clients spread over the servers just the same.
@@ -204,7 +204,7 @@ export class ZkConnection implements ZkLockConnection {
       response_counter_limit: NEVER_GIVE_UP,
     };
     const client = new Native(config);
-    let session: ZkSession | undefined = resume;
+    let session: ZkSession | undefined = resume?.session;
     client.on('connect', () => {
       if (this.client !== client) return;
       if (!session) {
@@ -265,12 +265,13 @@ export class ZkConnection implements ZkLockConnection {
   private moveSession(session: ZkSession): void {
     if (this.current !== session || session.lost.aborted || this.closed) return;
     const old = this.client;
+    const password = session.client.native.client_password; // read while its handle is open
     this.client = undefined; // the old handle's 'close' event is ours
     session.releaseHandle();
     old?.close();
     let next: NativeClient;
     try {
-      next = this.openHandle(session);
+      next = this.openHandle({ session, password });
     } catch {
       this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it');
       return;
