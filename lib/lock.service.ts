@@ -29,6 +29,7 @@ import {
   type ZkConnectionOptions,
 } from './zookeeper/zk-connection.js';
 import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+import { warnOnceIfAddonFellBack } from './zookeeper/addon-fallback-warning.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
@@ -106,6 +107,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   async onModuleInit(): Promise<void> {
     await this.connection.connect();
+    warnOnceIfAddonFellBack(this.connection, this.logger);
     if (this.rootAclCheck === 'off') return;
     const problem = await this.recipes.rootAclProblem(this.connection.digest);
     if (!problem) return;
@@ -268,6 +270,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       state: this.connection.state,
       sessionId: this.connection.sessionId,
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
+      addon: this.connection.addon,
       heldLocks: this.held.size,
     };
   }

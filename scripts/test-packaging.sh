@@ -73,6 +73,9 @@ cp "$repo/package.json" "$stage/"
 for extra in README.md CHANGELOG.md LICENSE LICENSE.md; do
   [ -f "$repo/$extra" ] && cp "$repo/$extra" "$stage/"
 done
+# The native addon's sources and install script (never a build of it: that is made at install).
+mkdir -p "$stage/native"
+cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
 run_logged "tsc -p tsconfig.build.json" "$work/build.log" \
   "$repo/node_modules/.bin/tsc" -p "$repo/tsconfig.build.json" --outDir "$stage/dist"
 
@@ -85,7 +88,7 @@ tarball=$work/$tarball
 [ -f "$tarball" ] || fail "npm pack reported $tarball, which does not exist"
 node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "the tarball's contents are wrong (see above)"
 
-step "create the apps and install the tarball (in parallel; the zookeeper addon builds from C sources)"
+step "create the apps and install the tarball (in parallel; the zookeeper addon builds from C sources, then ours against it)"
 install_pids=()
 for app in nest12-esm nest11-cjs; do
   cp -R "$fixtures/$app" "$work/$app"
@@ -99,17 +102,21 @@ apps=(nest12-esm nest11-cjs)
 for i in 0 1; do
   if ! wait "${install_pids[$i]}"; then
     show_log "$work/${apps[$i]}-install.log"
-    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks \"allowScripts\": { \"zookeeper\": true })"
+    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks \"allowScripts\": { \"zookeeper\": true, \"nestjs-zk-lock\": true })"
   fi
 done
 for app in "${apps[@]}"; do
   dir=$work/$app
   [ -n "$(find "$dir/node_modules/zookeeper/build" -name '*.node' 2>/dev/null)" ] ||
     fail "$app: the zookeeper addon was not built: its install script did not run (see $work/$app-install.log)"
+  own=$dir/node_modules/nestjs-zk-lock/native
+  [ ! -e "$own/build-failed.txt" ] || { show_log "$own/build-failed.txt"; fail "$app: nestjs-zk-lock's native addon failed to build at install"; }
+  [ -f "$own/build/Release/zk_native.node" ] ||
+    fail "$app: nestjs-zk-lock's native addon was not built: its install script did not run (see $work/$app-install.log)"
   [ ! -e "$dir/node_modules/@nestjs/terminus" ] ||
     fail "$app: @nestjs/terminus got installed, but it is an optional peer that the app never asked for"
   echo "$app: nestjs-zk-lock $(cd "$dir" && node -p 'require("./node_modules/nestjs-zk-lock/package.json").version')," \
-    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), zookeeper addon built"
+    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), both addons built"
 done
 
 step "type-check and build the apps with tsc"
@@ -160,6 +167,11 @@ for app in "${apps[@]}"; do
   grep -q '^listening on ' "$log" || { show_log "$log"; fail "$app did not listen within 60 s"; }
   url[$app]=$(sed -n 's/^listening on //p' "$log" | head -n 1)
   echo "$app listens on ${url[$app]}"
+done
+
+for app in "${apps[@]}"; do
+  ! grep -q "is using the zookeeper package's native addon" "$work/$app-app.log" ||
+    { show_log "$work/$app-app.log" 20; fail "$app runs on the zookeeper package's addon, not nestjs-zk-lock's own"; }
 done
 
 step "concurrent locked increments over HTTP, spread over both apps"

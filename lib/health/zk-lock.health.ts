@@ -47,6 +47,7 @@ export class ZkLockHealthIndicator {
       sessionId: info.sessionId === undefined ? null : `0x${info.sessionId}`,
       sessionTimeoutMs: info.sessionTimeoutMs ?? null,
       heldLocks: info.heldLocks,
+      addon: info.addon,
     };
     const up = info.state === 'connected' || (info.state === 'suspended' && !options.downWhenSuspended);
     return up ? indicator.up(details) : indicator.down(details);

@@ -1,9 +1,13 @@
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { EventEmitter } from 'node:events';
+import { dirname, join } from 'node:path';
 
 /**
- * The slice of the `zookeeper` package (the official C client as a Node addon) this library uses,
- * typed narrowly. Only lib/zookeeper/ imports it.
+ * The native addon this library drives (the official ZooKeeper C client bound to Node), typed
+ * narrowly: this package's own (native/src/zk_native.cpp, built at install), or, when it could not be
+ * built, the `zookeeper` package's, from which ours is derived and whose interface it keeps. Only
+ * lib/zookeeper/ (and the testing kit's session tools) load it.
  *
  * Operations go to `native` directly: the package's JavaScript wrappers format a debug string with
  * util.inspect on every call, even with logging off, which costs more than the request itself.
@@ -84,16 +88,98 @@ export interface NativeConfig {
 
 interface NativeModule {
   new (config: NativeConfig): NativeClient;
-  constants: Record<string, number>;
+}
+
+/** The addon that talks to ZooKeeper: this package's own (built at install), or the `zookeeper` package's. */
+export type NativeAddonName = 'nestjs-zk-lock' | 'zookeeper';
+
+/** What the library loaded, and why it is not its own addon when it is not. */
+export interface NativeAddonInfo {
+  name: NativeAddonName;
+  /** Set when the library's own addon was wanted and could not be used. */
+  fallbackReason?: string;
+}
+
+/** The class our addon exports: a native handle that reports events through an `emit` we give it. */
+interface OwnAddonHandle extends NativeHandle {
+  emit: (event: string, a1?: unknown, a2?: unknown, a3?: unknown) => void;
+  close(): void;
 }
 
 const require = createRequire(import.meta.url);
-let loaded: NativeModule | undefined;
+let loaded: { module: NativeModule; info: NativeAddonInfo } | undefined;
 
-/** Loads the addon on first use, so importing the library never fails on a machine without it. */
+/** The environment variable that picks the addon: `zookeeper` uses the `zookeeper` package's. */
+export const ADDON_ENV = 'NESTJS_ZK_LOCK_ADDON';
+
+/**
+ * Loads the addon on first use, so importing the library never fails on a machine without it.
+ * Prefers this package's own (native/, built by its install script: see native/src/zk_native.cpp
+ * for how it differs); without it, or with NESTJS_ZK_LOCK_ADDON=zookeeper, the `zookeeper`
+ * package's, which this module drives the same way.
+ */
 export function loadNativeModule(): NativeModule {
-  loaded ??= require('zookeeper') as NativeModule;
-  return loaded;
+  loaded ??= loadAddon();
+  return loaded.module;
+}
+
+/** Which addon is in use (loading it if need be). */
+export function nativeAddonInfo(): NativeAddonInfo {
+  loaded ??= loadAddon();
+  return loaded.info;
+}
+
+function loadAddon(): { module: NativeModule; info: NativeAddonInfo } {
+  let nativeDir: string | undefined;
+  try {
+    nativeDir = join(dirname(require.resolve('nestjs-zk-lock/package.json')), 'native');
+  } catch {
+    // reported by chooseAddon
+  }
+  return chooseAddon(nativeDir, process.env[ADDON_ENV]);
+}
+
+/**
+ * The addon to use, given this package's native/ directory and the NESTJS_ZK_LOCK_ADDON setting.
+ * Exported for tests.
+ */
+export function chooseAddon(nativeDir: string | undefined, wanted: string | undefined): { module: NativeModule; info: NativeAddonInfo } {
+  if (wanted !== undefined && wanted !== '' && wanted !== 'zookeeper' && wanted !== 'nestjs-zk-lock') {
+    throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'nestjs-zk-lock' (the default) or 'zookeeper'`);
+  }
+  if (wanted === 'zookeeper') {
+    return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper', fallbackReason: `${ADDON_ENV}=zookeeper` } };
+  }
+  const own = nativeDir === undefined ? 'the package root of nestjs-zk-lock could not be found' : loadOwnAddon(nativeDir);
+  if (typeof own !== 'string') return { module: own, info: { name: 'nestjs-zk-lock' } };
+  if (wanted === 'nestjs-zk-lock') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
+  return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper', fallbackReason: own } };
+}
+
+/** Our addon wrapped as a NativeClient, or why it cannot be used. */
+function loadOwnAddon(nativeDir: string): NativeModule | string {
+  const failed = join(nativeDir, 'build-failed.txt');
+  if (existsSync(failed)) return `its native addon failed to build at install (${failed}); \`npm rebuild nestjs-zk-lock\` tries again`;
+  const file = join(nativeDir, 'build', 'Release', 'zk_native.node');
+  if (!existsSync(file)) return `its native addon was not built (no ${file}): the install script did not run, or found no C client to build against`;
+  let Handle: new () => OwnAddonHandle;
+  try {
+    Handle = (require(file) as { ZooKeeper: new () => OwnAddonHandle }).ZooKeeper;
+  } catch (error) {
+    return `its native addon ${file} could not be loaded: ${(error as Error).message}`;
+  }
+  return class OwnAddonClient extends EventEmitter implements NativeClient {
+    readonly native: OwnAddonHandle;
+    constructor() {
+      super();
+      this.native = new Handle();
+      // 'connect' and 'close' name the client; node events name the handle, as with the other addon.
+      this.native.emit = (event, a1, a2, a3) => this.emit(event, event === 'connect' || event === 'close' ? this : a1, a2, a3);
+    }
+    close(): void {
+      this.native.close();
+    }
+  };
 }
 
 export const CREATE_FLAGS = {

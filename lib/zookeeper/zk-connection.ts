@@ -1,5 +1,5 @@
 import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeAddonName, nativeAddonInfo, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
@@ -102,6 +102,11 @@ export class ZkConnection implements ZkLockConnection {
   /** The current session's id (hex), or undefined before the first connect. */
   get sessionId(): string | undefined {
     return this.current?.id;
+  }
+
+  /** Which native addon talks to the server (see native-client.ts). */
+  get addon(): NativeAddonName {
+    return nativeAddonInfo().name;
   }
 
   /** Negotiated session timeout of the current session, in ms. */

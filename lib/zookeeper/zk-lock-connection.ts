@@ -12,6 +12,11 @@ export interface ZkLockConnection {
   readonly connectionString: string;
   /** The session timeout the server granted, in ms; undefined before the first session. */
   readonly negotiatedSessionTimeoutMs: number | undefined;
+  /**
+   * What talks to the server: `nestjs-zk-lock` (this package's native addon), `zookeeper` (the
+   * `zookeeper` package's addon, used when this package's could not be built), or `in-memory`.
+   */
+  readonly addon: 'nestjs-zk-lock' | 'zookeeper' | 'in-memory';
   /** The digest credential `user:password` added to every session, if any. */
   readonly digest: string | undefined;
   /** The state of the current session, or `closed`. */

@@ -1,6 +1,5 @@
 /** The testing kit's real-server helpers, as a user's test would use them. */
 import 'reflect-metadata';
-import { readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError, LockService } from '../../lib/index.js';
 import {
@@ -13,6 +12,7 @@ import {
   type ZkServer,
 } from '../../lib/testing/index.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { socketsOf } from '../support/proc-sockets.js';
 
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
@@ -59,7 +59,8 @@ describe('startZkServer', () => {
     }
   });
 
-  // The C client's sockets are inheritable (the addon is built without SOCK_CLOEXEC). A server
+  // The `zookeeper` package's addon leaves its sockets inheritable (this package's own marks them
+  // close-on-exec: native-addon.test.ts). A server
   // started while a connection is open used to keep that connection's socket: once the server the
   // connection was on went away, the client never reconnected (see lib/testing/isolated-spawn.ts).
   it.runIf(process.platform === 'linux')('a server started while a connection is open holds none of this process\'s sockets', async () => {
@@ -80,20 +81,6 @@ describe('startZkServer', () => {
     }
   });
 });
-
-/** The socket inodes a process has open (from /proc). */
-function socketsOf(pid: string): Set<string> {
-  const sockets = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (target.startsWith('socket:')) sockets.add(target);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return sockets;
-}
 
 describe('startZkEnsemble', () => {
   let ensemble: ZkEnsemble;

@@ -80,6 +80,9 @@ export class InMemoryConnection implements ZkLockConnection {
     return `in-memory:${this.server.name}`;
   }
 
+  /** No addon: the in-memory server. */
+  readonly addon = 'in-memory';
+
   /** The in-memory server grants what was asked. */
   get negotiatedSessionTimeoutMs(): number | undefined {
     return this.current ? this.sessionTimeoutMs : undefined;

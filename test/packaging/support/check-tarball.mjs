@@ -24,12 +24,13 @@ for (const target of targets) {
   const path = target.replace(/^\.\//, '');
   if (!files.has(path)) problems.push(`package.json names ${target}, which is not in the tarball`);
 }
-for (const required of ['README.md', 'CHANGELOG.md', 'package.json']) {
+for (const required of ['README.md', 'CHANGELOG.md', 'package.json', 'native/binding.gyp', 'native/install.cjs', 'native/src/zk_native.cpp', 'native/LICENSE-node-zookeeper']) {
   if (!files.has(required)) problems.push(`${required} is missing`);
 }
 for (const path of files) {
   if (/\.map$|\.tsbuildinfo$/.test(path)) problems.push(`${path} should not ship (source maps point at lib/, which does not)`);
   if (/^(lib|test|bench|sample-app|scripts|build|node_modules)\//.test(path)) problems.push(`${path} is repository-only`);
+  if (/^native\/build/.test(path)) problems.push(`${path} is a build of the native addon, which is made at install`);
   if (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)) problems.push(`${path} is a TypeScript source`);
 }
 for (const bin of Object.values(manifest.bin ?? {})) {
