@@ -1,8 +1,8 @@
-# nestjs-zk-lock's native addon (src/zk_native.cpp), linked against the ZooKeeper C client that the
-# `zookeeper` package builds in its own install. native/install.cjs runs this with node-gyp.
+# nestjs-zk-lock's native addon (src/zk_native.cpp), linked against the ZooKeeper C client that
+# native/install.cjs builds into c-client/ first (from the zookeeper package's sources), then runs this.
 {
   "variables": {
-    "zk_client_dir": "<!(node -p \"require('path').join(require('path').dirname(require.resolve('zookeeper/package.json')), 'deps', 'zookeeper-client-c')\")"
+    "zk_client_dir": "<(module_root_dir)/c-client"
   },
   "targets": [
     {

@@ -1,7 +1,11 @@
 'use strict';
 /**
- * nestjs-zk-lock's install script: builds the native addon (native/binding.gyp) with node-gyp,
- * against the ZooKeeper C client that the `zookeeper` package built in its own install.
+ * nestjs-zk-lock's install script: builds the ZooKeeper C client from the sources the `zookeeper`
+ * package ships (deps/zookeeper-client-c.tar.gz, the same client its own addon is built from) into
+ * native/c-client, then the native addon (native/binding.gyp) against it with node-gyp.
+ *
+ * It does not use the client the `zookeeper` package builds in its own install: npm runs the install
+ * scripts of packages at the same depth in parallel, so that build may not be finished yet.
  *
  * The addon is an improvement, not a requirement: without it the library drives the `zookeeper`
  * package's addon, with the same locking and more CPU per request (README, "The native addon").
@@ -18,6 +22,7 @@ const path = require('node:path');
 
 const nativeDir = __dirname;
 const failedMarker = path.join(nativeDir, 'build-failed.txt');
+const clientDir = path.join(nativeDir, 'c-client');
 
 function say(message) {
   console.log(`nestjs-zk-lock: ${message}`);
@@ -54,11 +59,44 @@ try {
   useFallback('the zookeeper package is not installed, so there is no C client to build against.');
 }
 
-const clientLibrary = path.join(zookeeperDir, 'deps', 'zookeeper-client-c', '.libs', 'libzookeeper_st.a');
-if (!fs.existsSync(clientLibrary)) {
+if (process.platform === 'win32') {
+  useFallback('its native addon is not built on Windows.');
+}
+const clientSources = path.join(zookeeperDir, 'deps', 'zookeeper-client-c.tar.gz');
+if (!fs.existsSync(clientSources)) {
+  useFallback(`the zookeeper package has no C client sources at ${clientSources}.`);
+}
+
+/** Runs a build step; on failure leaves the marker and falls back. */
+function run(what, command, args, options) {
+  const result = spawnSync(command, args, { encoding: 'utf8', env: process.env, maxBuffer: 64 * 1024 * 1024, ...options });
+  if (result.status === 0) return;
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`;
+  fs.writeFileSync(failedMarker, `${what}: exit ${result.status}\n${output}`);
+  process.stderr.write(output.split('\n').slice(-40).join('\n'));
   useFallback(
-    `the zookeeper package has no C client library (${clientLibrary}): it ships a prebuilt addon on this platform, or its own install script did not run.`,
+    `building the native addon failed at "${what}" (exit ${result.status}; full output in ${failedMarker}). Fix the cause and run \`npm rebuild nestjs-zk-lock\`.`,
   );
+}
+
+const clientLibrary = path.join(clientDir, '.libs', 'libzookeeper_st.la');
+if (!fs.existsSync(clientLibrary)) {
+  say('building the ZooKeeper C client (about 15 seconds)');
+  fs.rmSync(clientDir, { recursive: true, force: true });
+  fs.mkdirSync(clientDir);
+  run('extract the C client', 'tar', ['-xzf', clientSources, '-C', clientDir, '--strip-components=1']);
+  // As the zookeeper package configures it, but optimised (it builds with CFLAGS=-w, so -O0).
+  run('configure the C client', './configure', [
+    'CFLAGS=-w -O2',
+    '--without-syncapi',
+    '--disable-shared',
+    '--with-pic',
+    '--without-cppunit',
+    '--without-openssl',
+    '--enable-silent-rules',
+    '--quiet',
+  ], { cwd: clientDir });
+  run('make the C client', 'make', ['--no-print-directory', '--quiet', 'libzookeeper_st.la'], { cwd: clientDir });
 }
 
 const nodeGyp = findNodeGyp();
@@ -74,18 +112,6 @@ if (!process.env.npm_config_nodedir && fs.existsSync(path.join(nodePrefix, 'incl
   gypArgs.push(`--nodedir=${nodePrefix}`);
 }
 
-say('building the native addon (10 to 20 seconds)');
-const build = spawnSync(process.execPath, gypArgs, {
-  encoding: 'utf8',
-  env: process.env,
-  maxBuffer: 64 * 1024 * 1024,
-});
-if (build.status !== 0) {
-  const output = `${build.stdout ?? ''}${build.stderr ?? ''}${build.error ? String(build.error) : ''}`;
-  fs.writeFileSync(failedMarker, `node-gyp exit ${build.status}\n${output}`);
-  process.stderr.write(output.split('\n').slice(-40).join('\n'));
-  useFallback(
-    `building the native addon failed (node-gyp exit ${build.status}; full output in ${failedMarker}). Fix the cause and run \`npm rebuild nestjs-zk-lock\`.`,
-  );
-}
+say('building the native addon');
+run('node-gyp rebuild', process.execPath, gypArgs);
 say('native addon built');

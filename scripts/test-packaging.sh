@@ -94,7 +94,11 @@ for app in nest12-esm nest11-cjs; do
   cp -R "$fixtures/$app" "$work/$app"
   rm -rf "$work/$app/node_modules" "$work/$app/dist"
   cp "$fixtures/support/zk-server.mjs" "$work/$app/"
-  # --strict-allow-scripts: the app's allowScripts entry must be what lets the addon build.
+  # npm matches a package installed from a tarball by its resolved path, not by name (the fixtures'
+  # "nestjs-zk-lock": true is what an install from the registry needs), so the path is added here.
+  node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1); const app = JSON.parse(fs.readFileSync(file, "utf8"));
+    app.allowScripts["file:" + tarball] = true; fs.writeFileSync(file, JSON.stringify(app, null, 2) + "\n");' "$work/$app/package.json" "$tarball"
+  # --strict-allow-scripts: the app's allowScripts entries must be what lets the addons build.
   (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
   install_pids+=($!)
 done
