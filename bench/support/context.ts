@@ -22,7 +22,17 @@ export interface BenchContext {
   log(message: string): void;
 }
 
-export type NodeImpl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice' | 'lockservice-solo';
+/** `-stock`: the same on the `zookeeper` package's addon instead of this package's own (native/). */
+export type NodeImpl =
+  | 'raw-pipelined'
+  | 'raw-pipelined-stock'
+  | 'raw-sequential'
+  | 'raw-promise'
+  | 'fairlock'
+  | 'simplelock'
+  | 'lockservice'
+  | 'lockservice-solo'
+  | 'lockservice-stock';
 export type Impl = NodeImpl | 'curator';
 
 export function startNodeWorker(ctx: BenchContext, impl: NodeImpl, label: string = impl): LineWorker {
