@@ -128,7 +128,7 @@ async function main(): Promise<number> {
   let loadMax = loadavg()[0]!;
   const loadSampler = setInterval(() => (loadMax = Math.max(loadMax, loadavg()[0]!)), 5000);
   loadSampler.unref();
-  const machine = describeMachine(zookeeperVersion, curator?.version ?? `not run: ${curatorMissing}`, `zookeeper ${clientVersion} (npm, the C client)`);
+  const machine = describeMachine(zookeeperVersion, curator?.version ?? `not run: ${curatorMissing}`, `the C client (3.8.0) from zookeeper ${clientVersion} (npm), through nestjs-zk-lock's own addon (native/); rows marked so: through the zookeeper package's addon`);
 
   // The server's JIT warms up before anything is measured, whichever workloads were picked.
   log('warming the server up');
