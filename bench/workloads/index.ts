@@ -1,7 +1,7 @@
 /** Every workload, in the order a full run runs them. `--only` picks by id. */
 import type { BenchContext } from '../support/context.js';
 import type { WorkloadResult } from '../support/report.js';
-import { CURATOR_WARMUP_MS, runContention } from './contention.js';
+import { CURATOR_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
 import { runHeap } from './heap.js';
 import { runHerd } from './herd.js';
 import { runHttp } from './http.js';
@@ -55,7 +55,7 @@ export const WORKLOADS: Workload[] = [
         ours: ['lockservice', 'lockservice-solo', 'lockservice-stock'],
         ...(ctx.quick
           ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, blocks: 2, rounds: 1 }
-          : { warmupCycles: 5000, warmupMs: CURATOR_WARMUP_MS, durationMs: 3000, blocks: 3, rounds: 5 }),
+          : { warmupCycles: 5000, warmupMs: SESSIONS_WARMUP_MS, durationMs: 3000, blocks: 3, rounds: 7 }),
         minRateVsCurator: 1.25,
         maxRequestsPerCycle: 5,
       }),
