@@ -23,6 +23,10 @@ import { WORKLOADS } from './workloads/index.js';
 const here = dirname(fileURLToPath(import.meta.url));
 /** build/bench/run.js -> the repository root */
 const repoRoot = resolve(here, '../..');
+// Node figures are measured on this package's own addon (opt-in for applications: README, "The
+// native addon"); rows marked so run on the `zookeeper` package's, the default. Every worker, the
+// herd's, the heap's and the HTTP app's included, inherits this.
+process.env.NESTJS_ZK_LOCK_ADDON ??= 'nestjs-zk-lock';
 const buildDir = resolve(here, '..');
 
 /** ZooKeeper's session timeout is at most 20 ticks: 6 s ticks allow 120 s sessions, which ping every 40 s. */

@@ -117,7 +117,7 @@ export interface LockSessionInfo {
   readonly sessionId: string | undefined;
   /** The session timeout the server granted, in ms. */
   readonly sessionTimeoutMs: number | undefined;
-  /** What talks to the server: this package's native addon, the `zookeeper` package's, or `in-memory`. */
+  /** What talks to the server: the `zookeeper` package's addon (the default), this package's own (opt-in), or `in-memory`. */
   readonly addon: 'nestjs-zk-lock' | 'zookeeper' | 'in-memory';
   /** Locks this LockService holds through ZooKeeper right now (reentrant joins not counted). */
   readonly heldLocks: number;

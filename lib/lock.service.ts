@@ -29,7 +29,6 @@ import {
   type ZkConnectionOptions,
 } from './zookeeper/zk-connection.js';
 import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
-import { warnOnceIfAddonFellBack } from './zookeeper/addon-fallback-warning.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
@@ -107,7 +106,6 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   async onModuleInit(): Promise<void> {
     await this.connection.connect();
-    warnOnceIfAddonFellBack(this.connection, this.logger);
     if (this.rootAclCheck === 'off') return;
     const problem = await this.recipes.rootAclProblem(this.connection.digest);
     if (!problem) return;

@@ -30,9 +30,9 @@ interface Locker {
 }
 
 const asked = process.argv[2] ?? '';
-// `<impl>-stock`: the same on the `zookeeper` package's addon. The addon is loaded on first use, so
-// setting the choice before connecting is enough.
-if (asked.endsWith(STOCK_SUFFIX)) process.env[ADDON_ENV] = 'zookeeper';
+// This package's own addon (opt-in for applications), or with `-stock` the `zookeeper` package's
+// (the default). The addon is loaded on first use, so setting the choice before connecting is enough.
+process.env[ADDON_ENV] = asked.endsWith(STOCK_SUFFIX) ? 'zookeeper' : 'nestjs-zk-lock';
 const impl = asked.replace(STOCK_SUFFIX, '') as Impl;
 if (!IMPLS.includes(impl)) {
   console.error(`usage: lock-worker.js <${IMPLS.join('|')}>[${STOCK_SUFFIX}]`);

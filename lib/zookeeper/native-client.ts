@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 
 /**
  * The native addon this library drives (the official ZooKeeper C client bound to Node), typed
- * narrowly: this package's own (native/src/zk_native.cpp, built at install), or, when it could not be
- * built, the `zookeeper` package's, from which ours is derived and whose interface it keeps. Only
+ * narrowly: the `zookeeper` package's, or, opted in, this package's own (native/src/zk_native.cpp,
+ * built at install), which is derived from it and keeps its interface. Only
  * lib/zookeeper/ (and the testing kit's session tools) load it.
  *
  * Operations go to `native` directly: the package's JavaScript wrappers format a debug string with
@@ -90,14 +90,12 @@ interface NativeModule {
   new (config: NativeConfig): NativeClient;
 }
 
-/** The addon that talks to ZooKeeper: this package's own (built at install), or the `zookeeper` package's. */
+/** The addon that talks to ZooKeeper: the `zookeeper` package's (the default), or this package's own (opt-in). */
 export type NativeAddonName = 'nestjs-zk-lock' | 'zookeeper';
 
-/** What the library loaded, and why it is not its own addon when it is not. */
+/** The addon in use. */
 export interface NativeAddonInfo {
   name: NativeAddonName;
-  /** Set when the library's own addon was wanted and could not be used. */
-  fallbackReason?: string;
 }
 
 /** The class our addon exports: a native handle that reports events through an `emit` we give it. */
@@ -109,14 +107,14 @@ interface OwnAddonHandle extends NativeHandle {
 const require = createRequire(import.meta.url);
 let loaded: { module: NativeModule; info: NativeAddonInfo } | undefined;
 
-/** The environment variable that picks the addon: `zookeeper` uses the `zookeeper` package's. */
+/** The environment variable that picks the addon: `nestjs-zk-lock` opts in to this package's own. */
 export const ADDON_ENV = 'NESTJS_ZK_LOCK_ADDON';
 
 /**
  * Loads the addon on first use, so importing the library never fails on a machine without it.
- * Prefers this package's own (native/, built by its install script: see native/src/zk_native.cpp
- * for how it differs); without it, or with NESTJS_ZK_LOCK_ADDON=zookeeper, the `zookeeper`
- * package's, which this module drives the same way.
+ * The `zookeeper` package's by default; this package's own (native/, built by its install script:
+ * see native/src/zk_native.cpp for how it differs) with NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock. It is
+ * opt-in until a fault soak on it is understood (README, "The native addon").
  */
 export function loadNativeModule(): NativeModule {
   loaded ??= loadAddon();
@@ -134,7 +132,7 @@ function loadAddon(): { module: NativeModule; info: NativeAddonInfo } {
   try {
     nativeDir = join(dirname(require.resolve('nestjs-zk-lock/package.json')), 'native');
   } catch {
-    // reported by chooseAddon
+    // reported by chooseAddon when this package's addon is asked for
   }
   return chooseAddon(nativeDir, process.env[ADDON_ENV]);
 }
@@ -145,15 +143,12 @@ function loadAddon(): { module: NativeModule; info: NativeAddonInfo } {
  */
 export function chooseAddon(nativeDir: string | undefined, wanted: string | undefined): { module: NativeModule; info: NativeAddonInfo } {
   if (wanted !== undefined && wanted !== '' && wanted !== 'zookeeper' && wanted !== 'nestjs-zk-lock') {
-    throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'nestjs-zk-lock' (the default) or 'zookeeper'`);
+    throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'zookeeper' (the default) or 'nestjs-zk-lock'`);
   }
-  if (wanted === 'zookeeper') {
-    return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper', fallbackReason: `${ADDON_ENV}=zookeeper` } };
-  }
+  if (wanted !== 'nestjs-zk-lock') return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper' } };
   const own = nativeDir === undefined ? 'the package root of nestjs-zk-lock could not be found' : loadOwnAddon(nativeDir);
-  if (typeof own !== 'string') return { module: own, info: { name: 'nestjs-zk-lock' } };
-  if (wanted === 'nestjs-zk-lock') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
-  return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper', fallbackReason: own } };
+  if (typeof own === 'string') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
+  return { module: own, info: { name: 'nestjs-zk-lock' } };
 }
 
 /** Our addon wrapped as a NativeClient, or why it cannot be used. */

@@ -13,8 +13,8 @@ export interface ZkLockConnection {
   /** The session timeout the server granted, in ms; undefined before the first session. */
   readonly negotiatedSessionTimeoutMs: number | undefined;
   /**
-   * What talks to the server: `nestjs-zk-lock` (this package's native addon), `zookeeper` (the
-   * `zookeeper` package's addon, used when this package's could not be built), or `in-memory`.
+   * What talks to the server: `zookeeper` (the `zookeeper` package's addon, the default),
+   * `nestjs-zk-lock` (this package's own, opted in with NESTJS_ZK_LOCK_ADDON), or `in-memory`.
    */
   readonly addon: 'nestjs-zk-lock' | 'zookeeper' | 'in-memory';
   /** The digest credential `user:password` added to every session, if any. */

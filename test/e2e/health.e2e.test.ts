@@ -103,7 +103,7 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       sessionId: expect.stringMatching(/^0x[0-9a-f]+$/),
       sessionTimeoutMs: 4000,
       heldLocks: 1,
-      addon: 'nestjs-zk-lock',
+      addon: 'zookeeper',
     });
     expect(text).not.toContain('s3cret');
     expect((await get('/health')).body.info?.zookeeper?.heldLocks).toBe(0);
