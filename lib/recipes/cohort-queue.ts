@@ -189,12 +189,17 @@ export class Cohort implements NodeRelease {
 
   /**
    * The local holder's release: the next local caller gets the lock at once, unless the handoff
-   * bounds are reached and someone else waits in ZooKeeper, a read was taken under the lock, or the
-   * grant has served as many holders as its tokens can count. Then the node is deleted.
+   * bounds are reached and someone else waits in ZooKeeper, a read was taken under the lock, the
+   * grant has served as many holders as its tokens can count, or the connection is down. Then the
+   * node is deleted.
    */
   private async passOn(node: HeldLock): Promise<'deleted' | 'session-lost'> {
     if (node !== this.node || !node.isHeld()) return 'session-lost';
-    if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.live > 0) {
+    // While the connection is down, the session may already have ended on the server (a process
+    // resumed from a pause learns it only when it reads its socket): a local handoff would then grant
+    // a lock ZooKeeper has given to someone else. So no handoff while disconnected: the node goes
+    // back, and the local waiters queue again, to be granted by ZooKeeper.
+    if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.live > 0 && node.session.connected) {
       if (this.handoffs < this.owner.maxHandoffs && performance.now() - this.windowStart < this.owner.maxHoldMs) {
         this.handoffs++;
         this.grantTo(this.dequeue()!, node);

@@ -106,9 +106,13 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
   if (unfinished > 0) violations.push(`${unfinished} acquires never finished (neither granted, timed out nor failed)`);
 
   // Mutual exclusion: a write holds alone; overlaps are excused only for a holder paused past its
-  // session that then saw its lost signal.
+  // session that then saw its lost signal. That includes a waiter paused after ZooKeeper made it the
+  // holder but before it read the answer: it hears of the grant only when it runs again (the
+  // recorded grant comes after the pause, and after later holders'), then of the lost session.
   const excused = new Set<string>();
   const lostSignalDelaysMs: number[] = [];
+  const grantedStale = (hold: Hold): Pause | undefined =>
+    hold.lost === undefined ? undefined : pauses.find((p) => p.client === hold.client && p.from >= hold.requested && p.to <= hold.granted);
   const byResource = groupBy(holds, (h) => h.resource);
   for (const list of byResource.values()) {
     list.sort((a, b) => a.granted - b.granted);
@@ -121,6 +125,12 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
         if (pause && earlier.lost !== undefined) {
           if (!excused.has(earlier.key)) lostSignalDelaysMs.push(Math.max(0, earlier.lost - pause.to));
           excused.add(earlier.key);
+          continue;
+        }
+        const stale = [earlier, later].find((hold) => grantedStale(hold));
+        if (stale) {
+          if (!excused.has(stale.key)) lostSignalDelaysMs.push(Math.max(0, stale.lost! - grantedStale(stale)!.to));
+          excused.add(stale.key);
           continue;
         }
         violations.push(
@@ -140,6 +150,7 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
         const [a, b] = [list[i]!, list[j]!];
         if (!isWrite(a.mode) && !isWrite(b.mode)) continue;
         if (a.queueId !== b.queueId) continue; // ZooKeeper reaped the idle parent in between
+        if (grantedStale(a) || grantedStale(b)) continue; // its grant was read after a pause past its session
         const from = Math.min(a.requested, b.requested);
         if (cuts.some((t) => t >= from && t <= b.granted)) continue;
         if (b.sequence < a.sequence) {

@@ -54,6 +54,31 @@ describe('fault-suite history checker', () => {
     expect(noSignal.violations.join()).toMatch(/held r at once/);
   });
 
+  it('excuses a waiter paused after ZooKeeper granted it, which reads the grant after the pause and then hears its session is lost', () => {
+    // a waits from t=10; ZooKeeper grants it, a is paused at 20 before reading the answer, its session
+    // ends, b (behind it in the queue) holds from 60 to 70; a resumes at 90, reads its grant at 91,
+    // and is told of the loss at 95.
+    const events: ClientEvent[] = [
+      { type: 'requested', client: 'a', op: 1, resource: 'r', mode: 'write', t: 10 },
+      ...hold('b', 1, 'write', 60, 70, 101, 2),
+      { type: 'granted', client: 'a', op: 1, resource: 'r', mode: 'write', t: 91, token: '100'.padStart(20, '0'), sequence: 1, queueId: '1', session: 'a' },
+      ...hold('c', 1, 'write', 92, 99, 102, 3),
+      { type: 'lost', client: 'a', op: 1, t: 95, detail: 'expired' },
+    ];
+    const paused: FaultAction[] = [
+      { t: 20, action: 'pause-client', target: 'a' },
+      { t: 90, action: 'resume-client', target: 'a' },
+    ];
+    const ok = checkHistory(events, paused, [write('b', 1, 'write', 101, 61), write('a', 1, 'write', 100, 92)], 200);
+    expect(ok.violations).toEqual([]);
+    expect(ok.figures.lostSignalDelaysMs).toEqual([5]);
+    expect(ok.figures.writesRefused).toBe(1);
+    // Not paused, or never told: the same history is a violation.
+    expect(checkHistory(events, [], [], 200).violations.join()).toMatch(/held r at once|against queue order/);
+    const untold = events.filter((e) => e.type !== 'lost');
+    expect(checkHistory(untold, paused, [], 200).violations.length).toBeGreaterThan(0);
+  });
+
   it('catches grants against queue order, a token given twice, a refused healthy holder, and acquires that never ended', () => {
     const fifo = checkHistory([...hold('a', 1, 'write', 10, 20, 100, 5), ...hold('b', 1, 'write', 30, 40, 101, 3)], [], [], 100);
     expect(fifo.violations.join()).toMatch(/against queue order/);

@@ -141,6 +141,33 @@ describe('createInMemoryLockService', () => {
     await zookeeper.close();
   });
 
+  it('hands the lock to the next caller of the process only while connected: disconnected, the node goes back and ZooKeeper grants it', async () => {
+    const zookeeper = new InMemoryZooKeeper();
+    const locks = await zookeeper.createLockService({ sessionTimeoutMs: 60_000, logEvents: false });
+    const first = await locks.acquire('r'); // alone in the process: a node of its own
+    const second = locks.acquire('r'); // starts the cohort: the cohort's node, behind first's
+    const third = locks.acquire('r'); // waits in the cohort, for a local handoff from second
+    let thirdHeld = false;
+    void third.then(() => (thirdHeld = true));
+    await first.release();
+    const cohortHolder = await second;
+    expect(cohortHolder.fencingToken.endsWith('000000')).toBe(true);
+
+    zookeeper.disconnect(locks);
+    const released = cohortHolder.release();
+    await flush();
+    expect(thirdHeld).toBe(false); // no local handoff while the session's fate is unknown
+    zookeeper.reconnect(locks);
+    await released;
+    const next = await third;
+    // Granted by ZooKeeper on a node of its own (last six digits zero), not handed the cohort's node.
+    expect(next.fencingToken.endsWith('000000')).toBe(true);
+    expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(cohortHolder.fencingToken));
+    await next.release();
+    expect(zookeeper.getChildren('/locks/r')).toEqual([]);
+    await zookeeper.close();
+  });
+
   it('gives fencing tokens from zxids, which grow with every write', async () => {
     const zookeeper = new InMemoryZooKeeper();
     const locks = await zookeeper.createLockService({ logEvents: false });
