@@ -7,13 +7,11 @@
  * It does not use the client the `zookeeper` package builds in its own install: npm runs the install
  * scripts of packages at the same depth in parallel, so that build may not be finished yet.
  *
- * The addon is an improvement, not a requirement: without it the library drives the `zookeeper`
- * package's addon, with the same locking and more CPU per request (README, "The native addon").
- * So this script never fails the install:
- * - when there is nothing to build against (the `zookeeper` package used a prebuilt binary, as on
- *   macOS and Windows) it says so and stops;
- * - when the build itself fails, it says so, and leaves native/build-failed.txt, which makes the
- *   library log a warning when it connects, until `npm rebuild nestjs-zk-lock` succeeds.
+ * The addon is opt-in (NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock; README, "The native addon"): by default
+ * the library drives the `zookeeper` package's addon. So this script never fails the install:
+ * - when there is nothing to build against (Windows, or no C sources) it says so and stops;
+ * - when the build itself fails, it says so, and leaves native/build-failed.txt, which the library
+ *   names in its error if the addon is asked for, until `npm rebuild nestjs-zk-lock` succeeds.
  * NESTJS_ZK_LOCK_BUILD_ADDON=0 skips the build.
  */
 const { spawnSync } = require('node:child_process');
@@ -29,7 +27,7 @@ function say(message) {
 }
 
 function useFallback(reason) {
-  say(`${reason} It will use the zookeeper package's addon: the same locks, more CPU per request.`);
+  say(`${reason} The library uses the zookeeper package's addon (its default); NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock is not available.`);
   process.exit(0);
 }
 

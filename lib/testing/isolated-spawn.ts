@@ -2,8 +2,8 @@
  * Starting child processes that inherit none of this process's open files except stdio (and Node's
  * IPC channel, when there is one).
  *
- * The `zookeeper` package's addon (which the library falls back to when its own was not built)
- * leaves the C client's sockets inheritable, so a child process started while a ZooKeeper
+ * The `zookeeper` package's addon (the library's default; its own, opt-in, does not) leaves the C
+ * client's sockets inheritable, so a child process started while a ZooKeeper
  * connection is open keeps a copy of its socket. If that server then goes away, the socket
  * stays open in the child, epoll goes on reporting it to this process under its old descriptor
  * number, and once the C client reuses that number for its next connection it sees only those

@@ -1,7 +1,7 @@
 /**
  * native/install.cjs, the install script, when the build cannot succeed: the install must still
- * succeed (the library falls back to the `zookeeper` package's addon), and say why, and leave the
- * marker that makes the library warn. Runs on a copy of native/ inside the repository (so that the
+ * succeed (the library's default is the `zookeeper` package's addon anyway), say why, and leave the
+ * marker the library names if this package's addon is asked for. Runs on a copy of native/ inside the repository (so that the
  * copy finds node_modules), with the C client already built copied along, so only node-gyp runs.
  */
 import { spawnSync } from 'node:child_process';
@@ -31,7 +31,7 @@ describe('the install script', () => {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it.runIf(existsSync(join(repo, 'native', 'c-client', '.libs', 'libzookeeper_st.la')))(
-    'a failed build of the addon ends the install successfully, says why and how to retry, and leaves the marker the library warns about',
+    'a failed build of the addon ends the install successfully, says why and how to retry, and leaves the marker the library names',
     () => {
       const dir = copyNative(true);
       appendFileSync(join(dir, 'src', 'zk_native.cpp'), '\n#error this copy is broken on purpose\n');
@@ -39,7 +39,7 @@ describe('the install script', () => {
       expect(result.status).toBe(0);
       expect(result.stdout).toContain('building the native addon failed at "node-gyp rebuild"');
       expect(result.stdout).toContain('npm rebuild nestjs-zk-lock');
-      expect(result.stdout).toContain("It will use the zookeeper package's addon");
+      expect(result.stdout).toContain('NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock is not available');
       const marker = readFileSync(join(dir, 'build-failed.txt'), 'utf8');
       expect(marker).toContain('this copy is broken on purpose');
       expect(existsSync(join(dir, 'build', 'Release', 'zk_native.node'))).toBe(false);
