@@ -93,11 +93,6 @@ interface NativeModule {
 /** The addon that talks to ZooKeeper: the `zookeeper` package's (the default), or this package's own (opt-in). */
 export type NativeAddonName = 'nestjs-zk-lock' | 'zookeeper';
 
-/** The addon in use. */
-export interface NativeAddonInfo {
-  name: NativeAddonName;
-}
-
 /** The class our addon exports: a native handle that reports events through an `emit` we give it. */
 interface OwnAddonHandle extends NativeHandle {
   emit: (event: string, a1?: unknown, a2?: unknown, a3?: unknown) => void;
@@ -105,7 +100,13 @@ interface OwnAddonHandle extends NativeHandle {
 }
 
 const require = createRequire(import.meta.url);
-let loaded: { module: NativeModule; info: NativeAddonInfo } | undefined;
+let loaded: LoadedAddon | undefined;
+
+/** An addon's module and its name. */
+interface LoadedAddon {
+  module: NativeModule;
+  name: NativeAddonName;
+}
 
 /** The environment variable that picks the addon: `nestjs-zk-lock` opts in to this package's own. */
 export const ADDON_ENV = 'NESTJS_ZK_LOCK_ADDON';
@@ -122,12 +123,12 @@ export function loadNativeModule(): NativeModule {
 }
 
 /** Which addon is in use (loading it if need be). */
-export function nativeAddonInfo(): NativeAddonInfo {
+export function nativeAddonName(): NativeAddonName {
   loaded ??= loadAddon();
-  return loaded.info;
+  return loaded.name;
 }
 
-function loadAddon(): { module: NativeModule; info: NativeAddonInfo } {
+function loadAddon(): LoadedAddon {
   let nativeDir: string | undefined;
   try {
     nativeDir = join(dirname(require.resolve('nestjs-zk-lock/package.json')), 'native');
@@ -141,14 +142,14 @@ function loadAddon(): { module: NativeModule; info: NativeAddonInfo } {
  * The addon to use, given this package's native/ directory and the NESTJS_ZK_LOCK_ADDON setting.
  * Exported for tests.
  */
-export function chooseAddon(nativeDir: string | undefined, wanted: string | undefined): { module: NativeModule; info: NativeAddonInfo } {
+export function chooseAddon(nativeDir: string | undefined, wanted: string | undefined): LoadedAddon {
   if (wanted !== undefined && wanted !== '' && wanted !== 'zookeeper' && wanted !== 'nestjs-zk-lock') {
     throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'zookeeper' (the default) or 'nestjs-zk-lock'`);
   }
-  if (wanted !== 'nestjs-zk-lock') return { module: require('zookeeper') as NativeModule, info: { name: 'zookeeper' } };
+  if (wanted !== 'nestjs-zk-lock') return { module: require('zookeeper') as NativeModule, name: 'zookeeper' };
   const own = nativeDir === undefined ? 'the package root of nestjs-zk-lock could not be found' : loadOwnAddon(nativeDir);
   if (typeof own === 'string') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
-  return { module: own, info: { name: 'nestjs-zk-lock' } };
+  return { module: own, name: 'nestjs-zk-lock' };
 }
 
 /** Our addon wrapped as a NativeClient, or why it cannot be used. */

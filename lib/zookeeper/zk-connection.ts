@@ -1,5 +1,5 @@
 import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeAddonName, nativeAddonInfo, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeAddonName, nativeAddonName, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
@@ -106,7 +106,7 @@ export class ZkConnection implements ZkLockConnection {
 
   /** Which native addon talks to the server (see native-client.ts). */
   get addon(): NativeAddonName {
-    return nativeAddonInfo().name;
+    return nativeAddonName();
   }
 
   /** Negotiated session timeout of the current session, in ms. */
