@@ -175,7 +175,10 @@ export class Cohort implements NodeRelease {
     this.finish(waiter, new HeldLock(this.resource, grant, this, waiter.options.onEnd));
   }
 
-  /** NodeRelease, for the local holder's handle: its node is the cohort's current one, or was lost. */
+  /**
+   * NodeRelease, for the local holder's handle: its node is the cohort's current one, or was lost.
+   * Whether a release to ZooKeeper hands the lock on is the node's own grant's to say.
+   */
   removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
     const node = this.node;
     if (!node || node.path !== path || node.session !== session) return Promise.resolve('session-lost');
@@ -184,7 +187,9 @@ export class Cohort implements NodeRelease {
 
   /** NodeRelease: only the current holder can take a read under its lock. */
   pinNode(): void {
-    if (this.node) this.pinned = true;
+    if (!this.node) return;
+    this.pinned = true;
+    this.node.pinNode(); // and the node's own release must not hand it on in ZooKeeper either
   }
 
   /**

@@ -9,8 +9,11 @@ import type { QueueGrant } from './lock-queue.js';
  * the next caller of the same process.
  */
 export interface NodeRelease {
-  /** 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost). */
-  removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'>;
+  /**
+   * 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost).
+   * With `handOn`, the node is written before it is deleted (QueueGrant.handOn).
+   */
+  removeHeld(session: ZkSessionApi, path: string, handOn: boolean): Promise<'deleted' | 'session-lost'>;
   /** From now on, this holder's release must delete the node (no handoff): a read was taken under it. */
   pinNode?(): void;
 }
@@ -21,6 +24,8 @@ type State = 'held' | 'releasing' | 'released' | 'lost';
 export class HeldLock implements LockHandle {
   readonly fencingToken: string;
   private state: State = 'held';
+  /** A read was taken under this lock: its release must not hand it on (QueueGrant.handOn). */
+  private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
 
@@ -59,6 +64,7 @@ export class HeldLock implements LockHandle {
    * downgraded read now stands behind it in the queue).
    */
   pinNode(): void {
+    this.pinned = true;
     this.remover.pinNode?.();
   }
 
@@ -72,9 +78,12 @@ export class HeldLock implements LockHandle {
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
+    // Not handed on when a downgraded read stands behind the node: the entry after it must list the
+    // queue, and see the read.
+    const handOn = this.grant.handOn === true && !this.pinned;
     let outcome: 'deleted' | 'session-lost';
     try {
-      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path);
+      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, handOn);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       throw error;

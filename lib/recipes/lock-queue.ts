@@ -1,10 +1,10 @@
 import { ZkConnectionLossError, ZkNoChildrenForEphemeralsError, ZkNoNodeError, ZkNodeExistsError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import type { ChildList, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
-import { nodePrefix, sortQueue } from './queue-entry.js';
+import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
 import { formatToken, readChildren, untilAnswered } from './session-retry.js';
 import { mayAbort } from './stopper.js';
 
@@ -19,11 +19,8 @@ export interface QueueGrant {
   /** Full path of the lock node this grant owns. */
   readonly path: string;
   /**
-   * A zxid that grows with every grant of the resource, as 20 zero-padded digits. For a queue, the
-   * parent's pzxid in the listing that granted the lock: a grant is only seen after the previous
-   * holder's node was deleted, and every delete raises the parent's pzxid, so tokens only grow:
-   * across holders, sessions, and re-creations of the parent (a new node's zxid exceeds every earlier
-   * one), unlike sequence numbers.
+   * Grows with every grant of the resource (see `formatToken`): for a queue, the parent's czxid and
+   * the node's sequence number, which are known without reading the queue again.
    */
   readonly fencingToken: string;
   /**
@@ -31,6 +28,14 @@ export interface QueueGrant {
    * restarts its sequence numbers). Empty for the simple lock, which has no queue.
    */
   readonly queueId: string;
+  /**
+   * Release by writing the node, then deleting it (sent together): the write tells the entry after
+   * it, if that entry watches it, that it now holds the lock (`Decision.handedOn`), which saves that
+   * waiter a listing of the queue on the way to the grant. Set for exclusive and write entries that
+   * are likely to have a successor (they waited, or saw entries after their own); an uncontended
+   * lock is released with the delete alone.
+   */
+  readonly handOn?: boolean;
 }
 
 export interface QueueRequest {
@@ -224,14 +229,20 @@ export async function createIfMissing(
 /** What one listing of the queue means for one attempt. */
 type Step =
   | { kind: 'vanished'; extras: string[] }
-  | { kind: 'granted'; extras: string[]; wakeNext: boolean; fencingToken: string; queueId: string }
-  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean };
+  | { kind: 'granted'; extras: string[]; wakeNext: boolean; successors: boolean }
+  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean; handedOn: boolean };
 
 /**
- * Reads a listing for one attempt: our place (updating `attempt.mine`), duplicates of ours to delete,
- * and the driver's decision, as paths.
+ * Reads a listing for one attempt: our place (updating `attempt.mine` and `attempt.queueZxid`),
+ * duplicates of ours to delete, and the driver's decision, as paths.
  */
-function nextStep(list: ChildList, attempt: { readonly prefix: string; mine: string | undefined }, driver: LockDriver, parent: string): Step {
+function nextStep(
+  list: ChildList,
+  attempt: { readonly prefix: string; mine: string | undefined; queueZxid: number },
+  driver: LockDriver,
+  parent: string,
+): Step {
+  attempt.queueZxid = list.stat.czxid;
   const queue = sortQueue(list.children);
   const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
   if (ours.length === 0) {
@@ -244,19 +255,30 @@ function nextStep(list: ChildList, attempt: { readonly prefix: string; mine: str
   attempt.mine = ours[0]!.name;
   const extras = ours.slice(1).map((extra) => `${parent}/${extra.name}`);
   const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
-  const decision = driver.decide(effective, effective.indexOf(ours[0]!));
+  const place = effective.indexOf(ours[0]!);
+  const decision = driver.decide(effective, place);
   if (decision.granted) {
-    return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, fencingToken: formatToken(list.stat.pzxid), queueId: String(list.stat.czxid) };
+    return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, successors: place + 1 < effective.length };
   }
-  return { kind: 'wait', extras, watch: decision.watch.map((entry) => `${parent}/${entry.name}`), pokable: decision.pokable === true };
+  return {
+    kind: 'wait',
+    extras,
+    watch: decision.watch.map((entry) => `${parent}/${entry.name}`),
+    pokable: decision.pokable === true,
+    handedOn: decision.handedOn === true,
+  };
 }
 
 /** ZooKeeper's sequence suffix of a node name. */
 const SEQUENCE_DIGITS = 10;
+/** The entries whose holders release by writing their node first (QueueGrant.handOn). */
+const HAND_ON_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 /** `run` starts with a session (a new attempt)... */
 const FRESH = Symbol('fresh');
 /** ...or after a watched node changed: list the queue again... */
 const RELIST = Symbol('relist');
+/** ...or the holder it watched released it to us (`Decision.handedOn`): a grant, without listing... */
+const HANDED = Symbol('handed');
 /** ...or goes on after an answer it was waiting for. A run that leaves the waiter watching ends with it. */
 const WATCHING = Symbol('watching');
 
@@ -278,6 +300,8 @@ class QueueWaiter {
   private node: string | undefined;
   /** A create was sent whose node may exist even though its name is unknown. */
   createSent = false;
+  /** The czxid of the queue's parent, from the last listing: the first part of a grant's token. */
+  queueZxid = 0;
   /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
   private watches: NodeWatch | NodeWatch[] | undefined;
   /**
@@ -285,6 +309,8 @@ class QueueWaiter {
    * (the current wait's number), negated when it ends.
    */
   private round = 0;
+  /** The current wait is on a holder whose release grants us the lock (`Decision.handedOn`). */
+  private handedOn: boolean;
 
   constructor(
     private readonly queue: LockQueue,
@@ -302,6 +328,7 @@ class QueueWaiter {
     this.ownPrefix = undefined;
     this.node = undefined;
     this.watches = undefined;
+    this.handedOn = false;
   }
 
   /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
@@ -344,8 +371,9 @@ class QueueWaiter {
       try {
         // A wait ended by the stop signal or the session's end: the clean-up below starts at once,
         // so the delete is sent before whoever aborted hears of it.
-        if (resume !== FRESH && resume !== RELIST) throw resume;
-        outcome = await this.step(session, resume);
+        if (resume === HANDED) outcome = this.grant(session, true);
+        else if (resume !== FRESH && resume !== RELIST) throw resume;
+        else outcome = await this.step(session, resume);
       } catch (error) {
         if (!session.lost.aborted) await this.giveBack(session);
         if (this.stop.aborted) return this.sink.failed(this.stop.reason); // whatever else went wrong, the caller stopped first
@@ -371,6 +399,21 @@ class QueueWaiter {
     }
   }
 
+  /**
+   * The grant of our node, as it stands. `handOn` (see QueueGrant): when we waited, or saw entries
+   * after ours, someone likely waits on us.
+   */
+  private grant(session: ZkSessionApi, handOn: boolean): QueueGrant {
+    const mine = this.mine!;
+    return {
+      session,
+      path: `${this.parent}/${mine}`,
+      fencingToken: formatToken(this.queueZxid, Number(mine.slice(-SEQUENCE_DIGITS))),
+      queueId: String(this.queueZxid),
+      handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
+    };
+  }
+
   /** One attempt in one session, from `resume` to a grant, null (tryOnly), or a wait (WATCHING). */
   private async step(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
     const { parent, queue } = this;
@@ -387,7 +430,7 @@ class QueueWaiter {
       const path = `${parent}/${this.mine}`;
       if (step.kind === 'granted') {
         if (step.wakeNext) queue.poke(session, path, this.data);
-        return { session, path, fencingToken: step.fencingToken, queueId: step.queueId };
+        return this.grant(session, resume === RELIST || step.successors);
       }
       if (this.tryOnly) {
         this.mine = undefined;
@@ -398,7 +441,7 @@ class QueueWaiter {
       if (!session.connected) await session.whenConnected(this.stop);
       this.stop.throwIfAborted();
       if (session.lost.aborted) throw session.lost.reason;
-      this.watch(session, step.watch, step.pokable);
+      this.watch(session, step.watch, step.pokable, step.handedOn);
       return WATCHING;
     }
   }
@@ -406,18 +449,22 @@ class QueueWaiter {
   /**
    * Waits until any of `paths` changes or is gone, or the connection drops (listing again after
    * reconnecting tells what happened). With `pokable`, a node whose data was already written when
-   * the watch was set counts as changed. The stop signal and the session's end interrupt the wait.
+   * the watch was set counts as changed. With `handedOn`, a write to the node, before or after the
+   * watch was set, is its holder's release to us: a grant. The stop signal and the session's end
+   * interrupt the wait.
    */
-  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean): void {
+  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, handedOn: boolean): void {
     const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0: the field stays a small integer
     this.round = round;
+    this.handedOn = handedOn;
     this.queue.track(session, this);
     if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
     // Ending a wait cancels its watches, so the watch callback needs no round: a bound method is
     // smaller than a closure. The answers setting the watches are checked against the round.
     const changed = this.changed.bind(this);
     const onArmed = (stat: WatchedStat | null): void => {
-      if (!stat || (pokable && stat.version > 0)) this.wake(round, RELIST);
+      if (stat && handedOn && stat.version > 0) this.wake(round, HANDED);
+      else if (!stat || (pokable && stat.version > 0)) this.wake(round, RELIST);
     };
     // A dropped connection: listing again after reconnecting tells what happened.
     const onFailed = (error: unknown): void => this.wake(round, error instanceof ZkConnectionLossError ? RELIST : error);
@@ -434,8 +481,8 @@ class QueueWaiter {
   }
 
   /** A watched node changed. */
-  private changed(): void {
-    this.wake(this.round, RELIST);
+  private changed(change: NodeChange): void {
+    this.wake(this.round, change === 'changed' && this.handedOn ? HANDED : RELIST);
   }
 
   /** The stop signal aborted. */

@@ -67,7 +67,6 @@ export class LockRecipes {
 
   /** A read lock under a held write or exclusive lock. */
   downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock> {
-    writeLock.pinNode(); // the read stands behind the write's node: the node may not pass to a local caller
     return this.readWrite.downgrade(writeLock, options);
   }
 

@@ -2,6 +2,9 @@ import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zoo
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 import { readChildren, untilAnswered } from './session-retry.js';
 
+/** What a holder handing its lock on writes into its node just before deleting it. */
+const RELEASED = Buffer.alloc(0);
+
 /** Deletes lock nodes on every way out: release, timeout, abort, a grant nobody wants any more. */
 export class NodeRemover {
   constructor(
@@ -21,14 +24,30 @@ export class NodeRemover {
    * Deletes a held lock's node: 'deleted' once confirmed (or found gone: a retried delete whose first
    * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
    * node, possibly long ago, and the holder was no longer the holder.
+   *
+   * With `handOn`, the node is written first, in the same breath (QueueGrant.handOn): that write
+   * alone may grant the lock to the entry watching the node. Once it may have been applied, the
+   * release cannot be taken back: a delete failing for another reason than the session is reported
+   * and retried in the background, and the release still counts as done.
    */
-  async removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
+  async removeHeld(session: ZkSessionApi, path: string, handOn = false): Promise<'deleted' | 'session-lost'> {
+    // false: the write surely failed; a connection loss leaves it unknown.
+    const written = handOn
+      ? session.setData(path, RELEASED).then(
+          () => true,
+          (error: unknown) => (error instanceof ZkConnectionLossError ? undefined : false),
+        )
+      : undefined;
     try {
       await untilAnswered(session, undefined, () => session.delete(path));
       return 'deleted';
     } catch (error) {
       if (error instanceof ZkNoNodeError) return 'deleted';
       if (error instanceof ZkSessionLostError) return 'session-lost';
+      if (written && (await written) !== false) {
+        this.onBackgroundError(error);
+        return 'deleted';
+      }
       throw error;
     }
   }

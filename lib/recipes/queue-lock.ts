@@ -104,6 +104,9 @@ class DowngradeLock extends QueueLock {
       );
     }
     if (!writeLock.isHeld()) throw lostReason(writeLock);
+    // The read stands behind the write's node: its release may neither pass the lock to another
+    // caller of this process nor hand it on in ZooKeeper (the next entry must list, and see the read).
+    writeLock.pinNode();
     try {
       const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock);
       if (!writeLock.isHeld() && lock) {

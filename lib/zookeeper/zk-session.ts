@@ -8,6 +8,12 @@ export type CreateMode = keyof typeof CREATE_FLAGS;
 /** What a node watch tells of the node as it was when the watch was set. */
 export type WatchedStat = Pick<ZkStat, 'version'>;
 
+/**
+ * Why a node watch fired: its data was written, it was deleted (or was gone when the watch was
+ * set), or the connection dropped, which leaves it unknown.
+ */
+export type NodeChange = 'changed' | 'deleted' | 'unknown';
+
 export interface NodeWatch {
   /**
    * The node's data version when the watch was set, or null when it did not exist (and no watch was
@@ -59,9 +65,10 @@ export interface ZkSessionApi {
   /**
    * Reads a node and leaves a one-shot watch on it. `armed` resolves null, leaving no watch, when
    * the node does not exist. `onChange` runs at most once, on the node's next change or deletion,
-   * unless `cancel` was called first. Watchers of one path share one ZooKeeper watch.
+   * unless `cancel` was called first, and is told which. Watchers of one path share one ZooKeeper
+   * watch.
    */
-  watchNode(path: string, onChange: () => void): NodeWatch;
+  watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch;
   delete(path: string): Promise<void>;
 }
 
@@ -71,8 +78,6 @@ const SEND_RETRY_PAUSE_MS = 10;
  * reset the connection): it does so without an event, and only the request's caller can see it.
  */
 const SOCKET_DROPPED_STATE = 999;
-/** The client events of the default watcher that end a data watch (set by getData): change and deletion. */
-const NODE_EVENTS = ['changed', 'deleted'] as const;
 const EMPTY_DATA = Buffer.alloc(0);
 
 /**
@@ -80,11 +85,13 @@ const EMPTY_DATA = Buffer.alloc(0);
  * have one waiter: it is kept in `first`, and a Set is only made for the others. Once the watch is
  * set, only the node's version is kept (-1: no node), not the answer's promise.
  */
+type ChangeCallback = (change: NodeChange) => void;
+
 class PathWatch implements NodeWatch {
-  first: (() => void) | undefined = undefined;
+  first: ChangeCallback | undefined = undefined;
   /** `first` was given out: a cancelled first waiter's slot is never reused (its handle is this object). */
   private firstTaken = false;
-  others: Set<() => void> | undefined = undefined;
+  others: Set<ChangeCallback> | undefined = undefined;
   private pending: Promise<WatchedStat | null> | undefined = undefined;
   private version = -1;
 
@@ -105,7 +112,7 @@ class PathWatch implements NodeWatch {
   }
 
   /** Takes every callback out, in the order they were added. */
-  drain(): (() => void)[] {
+  drain(): ChangeCallback[] {
     const callbacks = this.first ? [this.first] : [];
     if (this.others) callbacks.push(...this.others);
     this.first = undefined;
@@ -113,7 +120,7 @@ class PathWatch implements NodeWatch {
     return callbacks;
   }
 
-  add(callback: () => void): NodeWatch {
+  add(callback: ChangeCallback): NodeWatch {
     if (!this.firstTaken) {
       this.firstTaken = true;
       this.first = callback;
@@ -133,7 +140,7 @@ class PathWatch implements NodeWatch {
 class ExtraWatch implements NodeWatch {
   constructor(
     private readonly watch: PathWatch,
-    private readonly callback: () => void,
+    private readonly callback: ChangeCallback,
   ) {}
 
   get armed(): Promise<WatchedStat | null> {
@@ -173,7 +180,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     this.id = this.handle.client_id;
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (the binding never frees a watch function given to it).
-    for (const event of NODE_EVENTS) clientHandle.on(event, this.onNodeEvent);
+    this.listen(clientHandle, 'on');
   }
 
   /** The native handle the session runs on now. */
@@ -186,7 +193,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail);
     this.end(reason, () => {
-      for (const event of NODE_EVENTS) this.client.off(event, this.onNodeEvent);
+      this.listen(this.client, 'off');
       for (const request of [...this.pending]) request.fail(reason);
       this.pending.clear();
       this.watches.clear();
@@ -203,11 +210,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   releaseHandle(): void {
     for (const request of [...this.pending]) request.fail(new ZkConnectionLossError(ZK_CODES.CONNECTIONLOSS, request.op, request.path));
     this.pending.clear();
-    for (const event of NODE_EVENTS) this.clientHandle.off(event, this.onNodeEvent);
+    this.listen(this.clientHandle, 'off');
     const watches = [...this.watches];
     this.watches.clear();
     queueMicrotask(() => {
-      for (const [path, watch] of watches) this.fireWatch(path, watch);
+      for (const [path, watch] of watches) this.fireWatch(path, watch, 'unknown');
     });
   }
 
@@ -215,7 +222,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   adoptHandle(next: NativeClient): void {
     this.clientHandle = next;
     this.handle = next.native;
-    for (const event of NODE_EVENTS) next.on(event, this.onNodeEvent);
+    this.listen(next, 'on');
   }
 
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
@@ -251,7 +258,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     return this.call<void>('setData', path, (done) => this.handle.a_set(path, data, -1, (rc) => done(rc, undefined)));
   }
 
-  watchNode(path: string, onChange: () => void): NodeWatch {
+  watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
       const created = new PathWatch();
@@ -262,12 +269,12 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
       const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
         this.handle.a_get(path, true, (rc, _msg, stat) => {
           if (rc === ZK_CODES.NONODE) {
-            this.fireWatch(path, created); // nothing to watch: no watch was left
+            this.fireWatch(path, created, 'deleted'); // nothing to watch: no watch was left
             done(0, null);
           } else done(rc, rc === 0 ? { version: stat.version } : null);
         }),
       );
-      created.arming(answer, () => this.fireWatch(path, created));
+      created.arming(answer, () => this.fireWatch(path, created, 'unknown'));
     }
     return watch.add(onChange);
   }
@@ -277,14 +284,23 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   }
 
   /** A node watched with the default watcher changed or went: the binding emits (event, handle, path). */
-  private readonly onNodeEvent = (_handle: unknown, path: string): void => {
-    const watch = this.watches.get(path);
-    if (watch) this.fireWatch(path, watch);
-  };
+  private readonly onNodeChanged = (_handle: unknown, path: string): void => this.nodeEvent(path, 'changed');
+  private readonly onNodeDeleted = (_handle: unknown, path: string): void => this.nodeEvent(path, 'deleted');
 
-  private fireWatch(path: string, watch: PathWatch): void {
+  /** The client events of the default watcher that end a data watch (set by getData). */
+  private listen(client: NativeClient, method: 'on' | 'off'): void {
+    client[method]('changed', this.onNodeChanged);
+    client[method]('deleted', this.onNodeDeleted);
+  }
+
+  private nodeEvent(path: string, change: NodeChange): void {
+    const watch = this.watches.get(path);
+    if (watch) this.fireWatch(path, watch, change);
+  }
+
+  private fireWatch(path: string, watch: PathWatch, change: NodeChange): void {
     if (this.watches.get(path) === watch) this.watches.delete(path);
-    for (const callback of watch.drain()) callback();
+    for (const callback of watch.drain()) callback(change);
   }
 
   /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */

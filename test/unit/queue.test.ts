@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exclusiveDriver } from '../../lib/recipes/lock-driver.js';
+import { exclusiveDriver, readDriver, writeDriver } from '../../lib/recipes/lock-driver.js';
 import { formatToken, handoffToken } from '../../lib/recipes/session-retry.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
 
@@ -24,27 +24,52 @@ describe('exclusive driver', () => {
   it('grants the lowest entry only', () => {
     expect(exclusiveDriver.decide(queue, 0)).toEqual({ granted: true });
   });
-  it('makes each waiter watch exactly its predecessor', () => {
-    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]] });
-    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]] });
+  it('makes each waiter watch exactly its predecessor, whose release as holder hands it the lock', () => {
+    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]], handedOn: true });
+    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]], handedOn: true });
+  });
+});
+
+describe('hand-on (a holder releasing to the entry that watches it)', () => {
+  const mixed = sortQueue(['w-a-1-0000000001', 'r-b-2-0000000002', 'r-c-3-0000000003', 'w-d-4-0000000004', 'd-a-5-0000000005', 'w-e-6-0000000006']);
+  it('is offered only where a write or exclusive holder leaves nothing in the way', () => {
+    // A read behind the last write below it: that write's release lets every such read in.
+    expect(readDriver.decide(mixed, 1)).toEqual({ granted: false, watch: [mixed[0]], handedOn: true });
+    expect(readDriver.decide(mixed, 2)).toEqual({ granted: false, watch: [mixed[0]], handedOn: true });
+    // A write behind a read: a read's release says nothing of the other reads that may hold.
+    expect(writeDriver.decide(mixed, 3)).toEqual({ granted: false, watch: [mixed[2]], handedOn: false });
+    // A write behind a downgraded read: reads never hand on.
+    expect(writeDriver.decide(mixed, 5)).toEqual({ granted: false, watch: [mixed[4]], handedOn: false });
+  });
+  it('is not offered to a writer at the head waiting for a downgraded read', () => {
+    const queue = sortQueue(['w-a-1-0000000007', 'd-b-2-0000000009']);
+    expect(writeDriver.decide(queue, 0)).toEqual({ granted: false, watch: [queue[1]] });
   });
 });
 
 describe('fencing tokens', () => {
-  it('compare the same way as strings and as BigInts', () => {
-    const zxids = [0, 9, 10, 4294967296, 4294967297, 2 ** 52 + 5];
-    const tokens = zxids.map((zxid) => formatToken(zxid));
-    expect(tokens.every((t) => t.length === 26)).toBe(true);
+  it('compare the same way as strings and as BigInts: by queue, then by place in it', () => {
+    const grants: [number, number][] = [
+      [9, 0],
+      [9, 1],
+      [9, 2_147_483_647],
+      [10, 0],
+      [4294967296, 5],
+      [4294967297, 3],
+      [2 ** 52 + 5, 0],
+    ];
+    const tokens = grants.map(([zxid, sequence]) => formatToken(zxid, sequence));
+    expect(tokens.every((t) => t.length === 36)).toBe(true);
     expect([...tokens].reverse().sort()).toEqual(tokens);
-    expect(tokens.map((t) => BigInt(t))).toEqual(zxids.map((z) => BigInt(z) * 1_000_000n));
+    expect(tokens.map((t) => BigInt(t))).toEqual(grants.map(([z, s]) => (BigInt(z) * 10_000_000_000n + BigInt(s)) * 1_000_000n));
   });
   it('grow with each holder of one grant, and every token of a later grant is higher', () => {
-    const grant = formatToken(4294967296);
+    const grant = formatToken(4294967296, 41);
     const handed = [1, 2, 999_999].map((n) => handoffToken(grant, n));
-    const next = formatToken(4294967297);
+    const next = formatToken(4294967296, 42);
     const all = [grant, ...handed, next];
     expect([...all].reverse().sort()).toEqual(all);
     expect(all.map((t) => BigInt(t))).toEqual([...all].map((t) => BigInt(t)).sort((a, b) => (a < b ? -1 : 1)));
-    expect(handed[2]).toBe('00000000004294967296999999');
+    expect(handed[2]).toBe('000000000042949672960000000041999999');
   });
 });

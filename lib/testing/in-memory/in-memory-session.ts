@@ -2,7 +2,7 @@ import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
-import type { ChildList, CreateMode, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
+import type { ChildList, CreateMode, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 
 /**
@@ -72,28 +72,28 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
     return this.call('delete', path, () => this.tree.delete(this.caller, path));
   }
 
-  watchNode(path: string, onChange: () => void): NodeWatch {
+  watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let cancelled = false;
     let fired = false;
-    const notify = (): void => {
+    const notify = (change: NodeChange): void => {
       if (cancelled || fired || this.lost.aborted) return;
       fired = true;
-      onChange();
+      onChange(change);
     };
     const watcher: TreeWatcher = {
       sessionId: this.id,
-      fire: () => {
-        if (this.connected) queueMicrotask(notify);
-        else this.heldEvents.push(notify);
+      fire: (change) => {
+        if (this.connected) queueMicrotask(() => notify(change));
+        else this.heldEvents.push(() => notify(change));
       },
     };
     const armed = this.call<ZkStat | null>('watchNode', path, () => this.tree.watch(this.caller, path, watcher));
     // As with ZkSession: no node, no watch, and the watcher is told at once.
     armed.then(
       (stat) => {
-        if (!stat) notify();
+        if (!stat) notify('deleted');
       },
-      () => notify(),
+      () => notify('unknown'),
     );
     return {
       armed,

@@ -30,10 +30,10 @@ interface ZNode {
   readonly children: Set<string>;
 }
 
-/** A data watch: `fire` runs once on the node's next change or deletion. */
+/** A data watch: `fire` runs once on the node's next change or deletion, and is told which. */
 export interface TreeWatcher {
   readonly sessionId: string;
-  fire(): void;
+  fire(change: 'changed' | 'deleted'): void;
 }
 
 /** What the binding creates every node with: open to everyone. */
@@ -125,7 +125,7 @@ export class ZNodeTree {
     node.data = Buffer.from(data);
     node.version += 1;
     node.mzxid = this.nextZxid();
-    this.fireWatches(path);
+    this.fireWatches(path, 'changed');
   }
 
   /** As ZooKeeper 3.6+: needs READ or ADMIN, and only ADMIN sees digest hashes (others get `user:x`). */
@@ -226,15 +226,15 @@ export class ZNodeTree {
     const parent = this.nodes.get(parentPath)!;
     parent.children.delete(path.slice(path.lastIndexOf('/') + 1));
     parent.pzxid = zxid;
-    this.fireWatches(path);
+    this.fireWatches(path, 'deleted');
     if (parent.container && parent.children.size === 0) this.scheduleReap(parentPath);
   }
 
-  private fireWatches(path: string): void {
+  private fireWatches(path: string, change: 'changed' | 'deleted'): void {
     const watchers = this.watches.get(path);
     if (!watchers) return;
     this.watches.delete(path);
-    for (const watcher of watchers) watcher.fire();
+    for (const watcher of watchers) watcher.fire(change);
   }
 
   /** The server's container manager: deletes containers that had children and have none left. */
