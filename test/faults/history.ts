@@ -39,7 +39,8 @@ export type WorkerMessage =
   | { kind: 'write'; write: FencedWrite }
   | { kind: 'session'; client: string; id: string; password: string }
   | { kind: 'creating'; client: string }
-  | { kind: 'done'; client: string };
+  /** `handOns`: releases this client handed on (QueueGrant.handOn), counted as node writes: no semaphores here. */
+  | { kind: 'done'; client: string; handOns: number };
 
 export interface WorkerConfig {
   readonly client: string;

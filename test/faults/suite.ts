@@ -25,6 +25,8 @@ export interface SuiteReport {
   readonly leftovers: Leftovers;
   readonly faultsRun: string[];
   readonly durationMs: number;
+  /** Releases handed on (QueueGrant.handOn), by the clients that finished (a killed one cannot tell). */
+  readonly handOns: number;
 }
 
 export const DEFAULT_OPTIONS: HarnessOptions = {
@@ -70,8 +72,8 @@ export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteRe
       }
     }
     log(`injector actions: ${harness.actions.filter((a) => !a.action.startsWith('fault:')).map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
-    const { result, leftovers } = await harness.finish();
-    return { result, leftovers, faultsRun, durationMs: performance.now() - started };
+    const { result, leftovers, handOns } = await harness.finish();
+    return { result, leftovers, faultsRun, durationMs: performance.now() - started, handOns };
   } catch (error) {
     log(`failed; injector actions: ${harness.actions.map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
     throw error;
@@ -88,6 +90,7 @@ export function describeReport(report: SuiteReport): string[] {
   return [
     `faults injected:        ${figures.faults} (${report.faultsRun.length} scenarios)`,
     `acquisitions:           ${figures.acquisitions} (timeouts ${figures.timeouts}, failures ${figures.failures}; ${figures.localHandoffs} handed over within a process by its cohort)`,
+    `hand-on releases:       ${report.handOns} (by the clients that finished)`,
     `fenced writes:          ${figures.writesAccepted} accepted, ${figures.writesRefused} refused (stale holders)`,
     `excused overlaps:       ${figures.excusedOverlaps} (holders paused past their session)`,
     `lost-signal delay:      ${stats(figures.lostSignalDelaysMs)} after SIGCONT`,
