@@ -49,10 +49,21 @@ export interface QueueRequest {
   /** Give up at once when the lock is not free (tryAcquire). */
   readonly tryOnly: boolean;
   /**
-   * Queue in this session only (a downgrade read must live in its write's session): when it ends,
-   * the acquire fails with ZkSessionLostError instead of queueing again in the next session.
+   * A downgrade read: it queues in the write's session only (when that ends, the acquire fails with
+   * ZkSessionLostError instead of queueing again in the next session), and carries the write's token.
    */
-  readonly session?: ZkSessionApi;
+  readonly under?: UnderWrite;
+}
+
+/** The held write a downgrade read is taken under. */
+export interface UnderWrite {
+  /** The read queues in this session only: when it ends, the acquire fails with ZkSessionLostError. */
+  readonly session: ZkSessionApi;
+  /**
+   * The read's token. Its own sequence number would not do: the read is created after the writers
+   * already waiting, who are nonetheless granted after it (a writer at the head waits for it).
+   */
+  readonly fencingToken: string;
 }
 
 /** Told once how an acquire ended. */
@@ -90,7 +101,7 @@ export class LockQueue {
    */
   acquire(request: QueueRequest): Promise<QueueGrant | null> {
     return new Promise<QueueGrant | null>((resolve, reject) => {
-      this.start(request.parent, request.driver, request.data, request.stop, request.tryOnly, request.session, { granted: resolve, failed: reject });
+      this.start(request.parent, request.driver, request.data, request.stop, request.tryOnly, request.under, { granted: resolve, failed: reject });
     });
   }
 
@@ -104,10 +115,10 @@ export class LockQueue {
     data: Buffer,
     stop: AbortSignal,
     tryOnly: boolean,
-    session: ZkSessionApi | undefined,
+    under: UnderWrite | undefined,
     sink: QueueSink,
   ): void {
-    void new QueueWaiter(this, parent, driver, data, stop, tryOnly, session, sink).run(FRESH);
+    void new QueueWaiter(this, parent, driver, data, stop, tryOnly, under?.session, under?.fencingToken, sink).run(FRESH);
   }
 
   /** Remembers a waiter until it stops waiting, to tell it when its session ends. */
@@ -321,6 +332,8 @@ class QueueWaiter {
     private readonly tryOnly: boolean,
     /** Queue in this session only (a downgrade read): its end fails the acquire. */
     private readonly pinned: ZkSessionApi | undefined,
+    /** The token of the write a downgrade read is taken under, which the read carries. */
+    private readonly inheritedToken: string | undefined,
     private readonly sink: QueueSink,
   ) {
     // Every field is set here, so that all of them fit in the object itself.
@@ -408,7 +421,7 @@ class QueueWaiter {
     return {
       session,
       path: `${this.parent}/${mine}`,
-      fencingToken: formatToken(this.queueZxid, Number(mine.slice(-SEQUENCE_DIGITS))),
+      fencingToken: this.inheritedToken ?? formatToken(this.queueZxid, Number(mine.slice(-SEQUENCE_DIGITS))),
       queueId: String(this.queueZxid),
       handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
     };

@@ -26,12 +26,13 @@ export class NodeRemover {
    * node, possibly long ago, and the holder was no longer the holder.
    *
    * With `handOn`, the node is written first, in the same breath (QueueGrant.handOn): that write
-   * alone may grant the lock to the entry watching the node. Once it may have been applied, the
-   * release cannot be taken back: a delete failing for another reason than the session is reported
-   * and retried in the background, and the release still counts as done.
+   * alone may grant the lock to the entry watching the node, so once it was applied the release
+   * cannot be taken back. Applied in a live session, it also proves the lock was held to the end:
+   * the session ending before the delete got through is then no loss. A delete failing for another
+   * reason is reported, and the node stays until the session ends.
    */
   async removeHeld(session: ZkSessionApi, path: string, handOn = false): Promise<'deleted' | 'session-lost'> {
-    // false: the write surely failed; a connection loss leaves it unknown.
+    // true: applied; false: surely not; undefined: a connection loss left it unknown.
     const written = handOn
       ? session.setData(path, RELEASED).then(
           () => true,
@@ -43,12 +44,22 @@ export class NodeRemover {
       return 'deleted';
     } catch (error) {
       if (error instanceof ZkNoNodeError) return 'deleted';
-      if (error instanceof ZkSessionLostError) return 'session-lost';
-      if (written && (await written) !== false) {
+      const applied = written ? await written : false;
+      if (error instanceof ZkSessionLostError) return applied === true ? 'deleted' : 'session-lost';
+      if (applied === true || (applied === undefined && (await this.wasWritten(session, path)))) {
         this.onBackgroundError(error);
         return 'deleted';
       }
       throw error;
+    }
+  }
+
+  /** Whether a hand-on write of unknown outcome reached the node (when unsure: yes, it cannot be taken back). */
+  private async wasWritten(session: ZkSessionApi, path: string): Promise<boolean> {
+    try {
+      return (await untilAnswered(session, undefined, () => session.getData(path))).stat.version > 0;
+    } catch (error) {
+      return !(error instanceof ZkSessionLostError);
     }
   }
 

@@ -3,7 +3,7 @@ import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
 import { ENTRY_KIND } from './queue-entry.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
-import type { SessionSource } from './lock-queue.js';
+import type { SessionSource, UnderWrite } from './lock-queue.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /** A lock type made of a queue of sequential nodes and a driver that says who holds. */
@@ -40,11 +40,11 @@ export class QueueLock implements LockRecipe {
     return this.take(resource, options, true);
   }
 
-  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, pinned?: HeldLock): Promise<HeldLock | null> {
+  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, under?: UnderWrite): Promise<HeldLock | null> {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      runtime.queue.start(runtime.pathOf(resource), this.driver, runtime.dataOf(options), stop, noWait, pinned?.session, sink),
+      runtime.queue.start(runtime.pathOf(resource), this.driver, runtime.dataOf(options), stop, noWait, under, sink),
     );
   }
 }

@@ -124,6 +124,33 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     expect(await settled(next, w)).toBe(false);
     expect(read.isHeld()).toBe(true);
     await read.release();
-    await (await next).release();
+    const nextLock = await next;
+    // The read was created after the next writer queued, yet held before it: it carries its write's
+    // token, so the writer's is still higher (a store keeping the highest token accepts it).
+    expect(read.fencingToken).toBe(written.fencingToken);
+    expect(BigInt(nextLock.fencingToken)).toBeGreaterThan(BigInt(read.fencingToken));
+    await nextLock.release();
+  });
+
+  it('hands a write on to two readers of one session, which share one ZooKeeper watch', async () => {
+    const rootPath = uniqueRoot('hand-on-readers');
+    const [q, p, r] = await Promise.all([connect(), connect(), connect()]);
+    const first = await new ReadWriteLock(q, { rootPath }).write.acquire('r');
+    const writing = new ReadWriteLock(p, { rootPath }).write.acquire('r');
+    await queueLength(q, `${rootPath}/r`, 2);
+    const readers = countingSessions(r);
+    const readLock = new ReadWriteLock(readers.source, { rootPath }).read;
+    const reads = [readLock.acquire('r'), readLock.acquire('r')];
+    await queueLength(q, `${rootPath}/r`, 4);
+    await first.release();
+    const written = await writing; // it waited: it hands on
+    expect(await settled(Promise.race(reads), r)).toBe(false);
+    await written.release();
+    const held = await Promise.all(reads);
+    expect(held.every((lock) => lock.isHeld())).toBe(true);
+    expect(readers.counts.getChildren).toBe(2); // one listing each, when queueing: none after the hand-on
+    expect(readers.counts.watchNode).toBe(2);
+    for (const lock of held) expect(BigInt(lock.fencingToken)).toBeGreaterThan(BigInt(written.fencingToken));
+    await Promise.all(held.map((lock) => lock.release()));
   });
 });
