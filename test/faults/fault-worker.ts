@@ -9,7 +9,7 @@ import { CohortLock } from '../../lib/recipes/cohort-lock.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
 import type { LockRecipe } from '../../lib/recipes/recipe-runtime.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
+import { countingSessions } from '../support/counting-sessions.js';
 import { type ClientEvent, type HarnessMessage, type LockMode, monotonicMs, type WorkerConfig, type WorkerMessage } from './history.js';
 
 const send = (message: WorkerMessage): void => {
@@ -46,28 +46,7 @@ async function run(config: WorkerConfig): Promise<void> {
   reportSession();
   // The only node writes the recipes here make are hand-on releases (there are no semaphores): count
   // them, to show the suite exercises hand-on.
-  let handOns = 0;
-  const counted = new WeakMap<ZkSessionApi, ZkSessionApi>();
-  const sessions = {
-    async session(signal?: AbortSignal): Promise<ZkSessionApi> {
-      const session = await connection.session(signal);
-      let proxy = counted.get(session);
-      if (!proxy) {
-        proxy = new Proxy(session, {
-          get(target, property, receiver) {
-            const value: unknown = Reflect.get(target, property, receiver);
-            if (property !== 'setData' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-            return (path: string, data: Buffer) => {
-              handOns += 1;
-              return target.setData(path, data);
-            };
-          },
-        });
-        counted.set(session, proxy);
-      }
-      return proxy;
-    },
-  };
+  const { source: sessions, counts } = countingSessions(connection);
   const fair = new FairLock(sessions, { rootPath: config.rootPath });
   const readWrite = new ReadWriteLock(sessions, { rootPath: config.rootPath });
   const { cohort } = config;
@@ -136,5 +115,5 @@ async function run(config: WorkerConfig): Promise<void> {
   await Promise.all(Array.from({ length: config.callers }, caller));
   connection.close();
   // Closing the IPC channel once the last message is out lets the process end.
-  process.send?.({ kind: 'done', client, handOns } satisfies WorkerMessage, () => process.disconnect());
+  process.send?.({ kind: 'done', client, handOns: counts.setData } satisfies WorkerMessage, () => process.disconnect());
 }

@@ -5,11 +5,11 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ZkConnection, type ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.js';
 import { ZkNoNodeError } from '../../lib/zookeeper/zk-errors.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 import { eventually } from './zk-admin.js';
 import { startZkServer, type ZkServer } from './zk-server.js';
 
 export { eventually, expireSession, fourLetterTo, watchesByPath } from './zk-admin.js';
+export { countingSessions } from './counting-sessions.js';
 
 export interface ZooKeeperFixture {
   /** Connect string of the server under test. */
@@ -88,33 +88,3 @@ export function queueLength(connection: ZkConnection, path: string, count: numbe
   return eventually(async () => (await childrenOf(connection, path)).length === count, { what: `${count} nodes under ${path}` });
 }
 
-/**
- * A session source that counts the requests its sessions send, per operation: how a test sees which
- * client a release woke (a woken waiter reads the queue again). Counts, never times.
- */
-export function countingSessions(connection: ZkConnection) {
-  const counts = { getChildren: 0, getData: 0, setData: 0, watchNode: 0, create: 0, delete: 0 };
-  const counted = new Set(Object.keys(counts));
-  const wrapped = new WeakMap<object, ZkSessionApi>();
-  const source = {
-    async session(signal?: AbortSignal): Promise<ZkSessionApi> {
-      const session = await connection.session(signal);
-      let proxy = wrapped.get(session);
-      if (!proxy) {
-        proxy = new Proxy(session, {
-          get(target, property, receiver) {
-            const value: unknown = Reflect.get(target, property, receiver);
-            if (typeof value !== 'function') return value;
-            return (...args: unknown[]) => {
-              if (typeof property === 'string' && counted.has(property)) counts[property as keyof typeof counts] += 1;
-              return (value as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          },
-        });
-        wrapped.set(session, proxy);
-      }
-      return proxy;
-    },
-  };
-  return { source, counts };
-}
