@@ -8,7 +8,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
-import type { CreateMode } from '../../zookeeper/zk-session.js';
+import type { CreateMode, NodeChange } from '../../zookeeper/zk-session.js';
 import { allows, type Caller, fixAcl, validatePath } from './znode-rules.js';
 
 export type { Caller } from './znode-rules.js';
@@ -30,10 +30,13 @@ interface ZNode {
   readonly children: Set<string>;
 }
 
+/** What a server tells a data watch: the node was written or deleted. */
+type ServerChange = Exclude<NodeChange, 'unknown'>;
+
 /** A data watch: `fire` runs once on the node's next change or deletion, and is told which. */
 export interface TreeWatcher {
   readonly sessionId: string;
-  fire(change: 'changed' | 'deleted'): void;
+  fire(change: ServerChange): void;
 }
 
 /** What the binding creates every node with: open to everyone. */
@@ -230,7 +233,7 @@ export class ZNodeTree {
     if (parent.container && parent.children.size === 0) this.scheduleReap(parentPath);
   }
 
-  private fireWatches(path: string, change: 'changed' | 'deleted'): void {
+  private fireWatches(path: string, change: ServerChange): void {
     const watchers = this.watches.get(path);
     if (!watchers) return;
     this.watches.delete(path);
