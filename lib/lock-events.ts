@@ -253,8 +253,16 @@ class ObservedHandle implements LockHandle {
     return this.inner.signal;
   }
 
+  get validUntil(): number {
+    return this.inner.validUntil;
+  }
+
   isHeld(): boolean {
     return this.inner.isHeld();
+  }
+
+  assertHeld(forMs?: number): void {
+    this.inner.assertHeld(forMs);
   }
 
   async release(): Promise<void> {

@@ -11,12 +11,29 @@ export interface LockHandle {
    */
   readonly fencingToken: string;
   /**
-   * Aborted when the lock is lost (session expired, or disconnected for longer than the session
-   * timeout); `signal.reason` is a LockLostError. Not aborted by a normal release.
+   * Aborted when the lock is lost (its session's lease ran out, the session expired, or it stayed
+   * disconnected for longer than the session timeout); `signal.reason` is a LockLostError, whose
+   * message says which. Not aborted by a normal release.
    */
   readonly signal: AbortSignal;
-  /** True until released or lost. */
+  /**
+   * Until when, on `performance.now()`'s clock (`performance.timeOrigin + validUntil` for a Date),
+   * ZooKeeper cannot have granted this lock to anyone else: the lease of its session, renewed by
+   * every answer from ZooKeeper. When it passes without renewal, `signal` aborts. -Infinity once
+   * released or lost.
+   */
+  readonly validUntil: number;
+  /** True until released or lost, and while its lease runs (see validUntil). */
   isHeld(): boolean;
+  /**
+   * Call it right before a write the lock protects: returns when the lock is held and its lease has
+   * at least `forMs` ms left (enough for the write to land), throws otherwise. It reads the clock
+   * itself, so it holds even when a busy event loop delays the `signal`.
+   * @param forMs how much of the lease must be left, in ms. @default 0
+   * @throws LockLostError when the lock was lost or its lease has less than forMs left.
+   * @throws LockNotHeldError when the handle was released.
+   */
+  assertHeld(forMs?: number): void;
   /**
    * Deletes the lock node, retrying through connection loss, and resolves once ZooKeeper confirmed it.
    * @throws LockNotHeldError when called a second time.
@@ -79,4 +96,4 @@ export interface AcquireOptions extends LockKind {
 }
 
 /** What a guarded handler may read about the lock it runs under (releasing is the guard's job). */
-export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'isHeld'>;
+export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'isHeld' | 'validUntil' | 'assertHeld'>;

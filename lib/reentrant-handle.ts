@@ -39,8 +39,17 @@ export class ReentrantHandle implements LockHandle {
     return this.entry.lock.signal;
   }
 
+  get validUntil(): number {
+    return this.released ? Number.NEGATIVE_INFINITY : this.entry.lock.validUntil;
+  }
+
   isHeld(): boolean {
     return !this.released && this.entry.lock.isHeld();
+  }
+
+  assertHeld(forMs?: number): void {
+    if (this.released) throw new LockNotHeldError(this.resource);
+    this.entry.lock.assertHeld(forMs);
   }
 
   async release(): Promise<void> {

@@ -28,6 +28,8 @@ export class HeldLock implements LockHandle {
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
+  /** Gives back this holder's claim on the session's lease (see SessionLease). */
+  private readonly releaseLease: () => void;
 
   constructor(
     readonly resource: string,
@@ -38,6 +40,15 @@ export class HeldLock implements LockHandle {
   ) {
     this.fencingToken = grant.fencingToken;
     this.forgetSession = grant.session.onLost(() => this.lose());
+    this.releaseLease = grant.session.retainLease();
+  }
+
+  /**
+   * Until when, on `performance.now()`'s clock, ZooKeeper cannot have given this lock to anyone
+   * else; -Infinity once released or lost. The session's lease (see SessionLease).
+   */
+  get validUntil(): number {
+    return this.state === 'held' ? this.grant.session.leaseValidUntil : Number.NEGATIVE_INFINITY;
   }
 
   get signal(): AbortSignal {
@@ -69,7 +80,20 @@ export class HeldLock implements LockHandle {
   }
 
   isHeld(): boolean {
-    return this.state === 'held';
+    return this.state === 'held' && performance.now() < this.grant.session.leaseValidUntil;
+  }
+
+  assertHeld(forMs = 0): void {
+    if (this.state === 'held' && performance.now() + forMs < this.grant.session.leaseValidUntil) return;
+    if (this.signal.aborted) throw this.signal.reason as LockLostError;
+    if (this.state !== 'held') throw new LockNotHeldError(this.resource);
+    throw new LockLostError(
+      this.resource,
+      this.fencingToken,
+      forMs > 0
+        ? `its lease has less than the ${Math.round(forMs)} ms asked for left (no answer from ZooKeeper for a while)`
+        : 'its lease ran out (no answer from ZooKeeper for a while)',
+    );
   }
 
   async release(): Promise<void> {
@@ -98,6 +122,7 @@ export class HeldLock implements LockHandle {
     // Local state is cleared only now: the delete is confirmed.
     this.state = 'released';
     this.forgetSession();
+    this.releaseLease();
     this.onEnd(this);
   }
 
@@ -119,6 +144,7 @@ export class HeldLock implements LockHandle {
     if (!this.lostController.signal.aborted) {
       this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
     }
+    this.releaseLease();
     this.onEnd(this);
   }
 }

@@ -17,6 +17,20 @@ export interface ZkConnectionOptions {
    */
   sessionTimeoutMs?: number;
   /**
+   * How much of the session timeout a holder gives up to be told of a lost lock before ZooKeeper
+   * can have granted it to someone else, in ms. A holder's lease runs until the send time of its
+   * session's latest answered request plus the session timeout less this margin; when it runs out
+   * (no answer for that long: a partition, a stalled or dead server), every lock of the session is
+   * declared lost and the session is ended. It must cover how late an ensemble's leader may hear of
+   * the session: `syncLimit × tickTime + tickTime / 2`, plus a little for clock rates and timers
+   * (a follower cut off from its leader answers for up to syncLimit ticks). The default covers
+   * ZooKeeper's sample configuration (tickTime 2000, syncLimit 5) from a 15 s session timeout up,
+   * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
+   * server needs only the little: its own answers prove the session alive.
+   * @default three quarters of the negotiated session timeout
+   */
+  leaseMarginMs?: number;
+  /**
    * How long `connect()` waits for the first session before failing, in ms.
    * @default 10000
    */
@@ -51,6 +65,14 @@ export type ConnectionStateListener = (state: ConnectionState, sessionId: string
 
 export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** The default lease margin, as a share of the negotiated session timeout. */
+export const DEFAULT_LEASE_MARGIN_SHARE = 0.75;
+/**
+ * Session timeouts the C client can work with: it gives each connect attempt a third of the timeout
+ * (below 30 ms no server answers in time), and doubles it in an int (overflow from 2^30 ms).
+ */
+const MIN_SESSION_TIMEOUT_MS = 30;
+const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
@@ -69,6 +91,8 @@ export class ZkConnection implements ZkLockConnection {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** The lease margin asked for, in ms; undefined: the default share of each session's timeout. */
+  readonly leaseMarginMs: number | undefined;
   readonly clientLogLevel: ClientLogLevel;
   /** The digest credential, if any (never logged). */
   readonly digest: string | undefined;
@@ -85,7 +109,8 @@ export class ZkConnection implements ZkLockConnection {
 
   constructor(options: ZkConnectionOptions) {
     this.connectionString = validateConnectionString(options.connectionString);
-    this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
+    this.sessionTimeoutMs = sessionTimeout(options.sessionTimeoutMs);
+    this.leaseMarginMs = leaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
     this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
@@ -176,7 +201,16 @@ export class ZkConnection implements ZkLockConnection {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
-      await this.session(timeout.signal);
+      const session = await this.session(timeout.signal);
+      const granted = (session as ZkSession).timeoutMs;
+      if (this.leaseMarginMs !== undefined && this.leaseMarginMs >= granted) {
+        this.close();
+        throw new InvalidOptionsError(
+          'leaseMarginMs',
+          `${this.leaseMarginMs} ms leaves no lease within the session timeout the server granted (${granted} ms, asked ${this.sessionTimeoutMs} ms): ` +
+            `lower leaseMarginMs below ${granted}, or let the server grant a longer session (its maxSessionTimeout)`,
+        );
+      }
     } catch (error) {
       if (this.closed) throw error;
       const client = this.client;
@@ -213,9 +247,11 @@ export class ZkConnection implements ZkLockConnection {
     client.on('connect', () => {
       if (this.client !== client) return;
       if (!session) {
+        const timeoutMs = client.native.timeout;
         session = new ZkSession(
           client,
-          client.native.timeout,
+          timeoutMs,
+          timeoutMs - (this.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE),
           (ended, detail) => this.declareLost(ended, detail),
           (dropped) => this.moveSession(dropped),
         );
@@ -347,8 +383,15 @@ function validateConnectionString(value: unknown): string {
   if (!CONNECTION_STRING.test(trimmed)) {
     throw new InvalidOptionsError(
       'connectionString',
-      `${JSON.stringify(value.slice(0, 200))} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
+      `${shown(value)} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
     );
+  }
+  const slash = trimmed.indexOf('/');
+  for (const host of (slash < 0 ? trimmed : trimmed.slice(0, slash)).split(',')) {
+    const port = Number(host.slice(host.lastIndexOf(':') + 1));
+    if (port < 1 || port > 65535) {
+      throw new InvalidOptionsError('connectionString', `${shown(host)} has port ${port}: a port is from 1 to 65535`);
+    }
   }
   return trimmed;
 }
@@ -371,11 +414,41 @@ export function shuffleHosts(connectionString: string): string {
   return hosts.join(',') + (slash < 0 ? '' : connectionString.slice(slash));
 }
 
+function sessionTimeout(value: unknown): number {
+  if (value === undefined) return DEFAULT_SESSION_TIMEOUT_MS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_SESSION_TIMEOUT_MS || value > MAX_SESSION_TIMEOUT_MS) {
+    throw new InvalidOptionsError(
+      'sessionTimeoutMs',
+      `must be a whole number of milliseconds from ${MIN_SESSION_TIMEOUT_MS} to ${MAX_SESSION_TIMEOUT_MS} (the ZooKeeper C client's range; ` +
+        `the server then grants one between its min and max, by default 2 and 20 ticks), got ${shown(value)}`,
+    );
+  }
+  return value;
+}
+
+function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= sessionTimeoutMs) {
+    throw new InvalidOptionsError(
+      'leaseMarginMs',
+      `must be a number of milliseconds from 0 to below sessionTimeoutMs (${sessionTimeoutMs}), got ${shown(value)}: ` +
+        'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
+    );
+  }
+  return value;
+}
+
+/** An option's value for an error message: at most 200 characters of it. */
+export function shown(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
+}
+
 /** A duration option: a positive finite number of ms, or the default when absent. */
 export function positiveMs(value: unknown, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new InvalidOptionsError(option, `must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${String(value)}`);
+    throw new InvalidOptionsError(option, `must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${shown(value)}`);
   }
   return value;
 }

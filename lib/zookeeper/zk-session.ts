@@ -1,4 +1,5 @@
 import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
@@ -50,6 +51,16 @@ export interface ZkSessionApi {
    */
   onLost(listener: () => void): () => void;
   readonly connected: boolean;
+  /**
+   * The `performance.now()` time until which the server cannot have expired this session (see
+   * SessionLease); -Infinity before its first answer.
+   */
+  readonly leaseValidUntil: number;
+  /**
+   * Marks the session in use by a holder until the returned function is called: its lease renews
+   * itself meanwhile, and the session ends when the lease runs out.
+   */
+  retainLease(): () => void;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
@@ -161,13 +172,21 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   private readonly pending = new Set<PendingRequest>();
   private readonly watches = new Map<string, PathWatch>();
   private handle: NativeHandle;
+  private readonly lease: SessionLease;
+  /** Releases the lease while no watch is set (waiters keep it renewed, see syncWatchLease). */
+  private releaseWatchLease: (() => void) | undefined;
 
   constructor(
     /** The native handle the session runs on; ZkConnection can move it to another (`adoptHandle`). */
     private clientHandle: NativeClient,
     /** Negotiated session timeout in ms. */
     readonly timeoutMs: number,
-    /** Told when a reply shows the session is over (expired, closing, moved), so it is replaced. */
+    /** How long an answer keeps the lease, in ms: the session timeout less the lease margin. */
+    leaseLengthMs: number,
+    /**
+     * Told when a reply shows the session is over (expired, closing, moved), or its lease ran out
+     * while in use, so that it is ended and replaced.
+     */
     private readonly onEnded: (session: ZkSession, detail: string) => void = () => undefined,
     /**
      * Told, synchronously, when the C client dropped its socket inside a request: its handle must be
@@ -178,6 +197,16 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     super();
     this.handle = clientHandle.native;
     this.id = this.handle.client_id;
+    this.lease = new SessionLease(
+      leaseLengthMs,
+      () => this.call<void>('exists', '/', (done) => this.handle.a_exists('/', false, (rc) => done(rc, undefined))),
+      (silentMs) =>
+        this.onEnded(
+          this,
+          `its lease ran out: no answer from ZooKeeper to a request sent in the last ${Math.round(silentMs)} ms, ` +
+            `so the server may expire the session at any moment (lease: session timeout ${timeoutMs} ms less leaseMarginMs ${timeoutMs - leaseLengthMs} ms)`,
+        ),
+    );
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (the binding never frees a watch function given to it).
     this.listen(clientHandle, 'on');
@@ -188,15 +217,30 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     return this.clientHandle;
   }
 
+  get leaseValidUntil(): number {
+    return this.lease.validUntil;
+  }
+
+  /** Renewal reads the lease has sent. */
+  get leaseProbes(): number {
+    return this.lease.probes;
+  }
+
+  retainLease(): () => void {
+    return this.lease.retain();
+  }
+
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
   markLost(detail: string): void {
     if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail);
+    this.lease.end();
     this.end(reason, () => {
       this.listen(this.client, 'off');
       for (const request of [...this.pending]) request.fail(reason);
       this.pending.clear();
       this.watches.clear();
+      this.syncWatchLease();
     });
   }
 
@@ -213,6 +257,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     this.listen(this.clientHandle, 'off');
     const watches = [...this.watches];
     this.watches.clear();
+    this.syncWatchLease();
     queueMicrotask(() => {
       for (const [path, watch] of watches) this.fireWatch(path, watch, 'unknown');
     });
@@ -264,6 +309,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
       const created = new PathWatch();
       watch = created;
       this.watches.set(path, created);
+      this.syncWatchLease();
       // The default watcher: its events name the path (see the constructor). Only the version is
       // kept of the Stat.
       const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
@@ -299,8 +345,24 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   }
 
   private fireWatch(path: string, watch: PathWatch, change: NodeChange): void {
-    if (this.watches.get(path) === watch) this.watches.delete(path);
+    if (this.watches.get(path) === watch) {
+      this.watches.delete(path);
+      this.syncWatchLease();
+    }
     for (const callback of watch.drain()) callback(change);
+  }
+
+  /**
+   * A waiter with a watch set may be granted by the watch's event alone (a hand-on), without a
+   * request whose answer would renew the lease: so the lease is kept renewed while any watch is set.
+   */
+  private syncWatchLease(): void {
+    if (this.watches.size > 0) {
+      this.releaseWatchLease ??= this.lease.retain();
+    } else if (this.releaseWatchLease) {
+      this.releaseWatchLease();
+      this.releaseWatchLease = undefined;
+    }
   }
 
   /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */
@@ -320,9 +382,12 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
         },
       };
       this.pending.add(request);
+      // Taken before the send: the server hears of the request after this, whenever it goes out.
+      const sentAt = performance.now();
       let sent: number;
       try {
         sent = send((rc, value) => {
+          if (rc === 0 || serverAnswered(rc)) this.lease.answered(sentAt);
           if (settled) return;
           if (rc !== 0) return request.fail(zkError(rc, op, path));
           settled = true;
@@ -348,6 +413,25 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     });
   }
 }
+
+/**
+ * Whether a result code came from the server, which therefore had the session alive when it handled
+ * the request: success and the per-request refusals (no node, node exists, bad version, no auth...).
+ * Not the C client's own codes (connection loss, timeouts, closing) nor a session's end.
+ */
+function serverAnswered(rc: number): boolean {
+  return SERVER_ANSWERS.has(rc);
+}
+const SERVER_ANSWERS = new Set<number>([
+  ZK_CODES.OK,
+  ZK_CODES.NONODE,
+  ZK_CODES.NOAUTH,
+  ZK_CODES.BADVERSION,
+  ZK_CODES.NOCHILDRENFOREPHEMERALS,
+  ZK_CODES.NODEEXISTS,
+  ZK_CODES.NOTEMPTY,
+  ZK_CODES.INVALIDACL,
+]);
 
 /** A request in flight, and how to fail it when the session ends or its handle is replaced. */
 interface PendingRequest {

@@ -37,6 +37,16 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
     super.setConnected(connected);
   }
 
+  /**
+   * The in-memory server answers at once and expires a session only when told to (or after
+   * sessionTimeoutMs disconnected): its sessions need no lease, and it never runs out.
+   */
+  readonly leaseValidUntil = Number.POSITIVE_INFINITY;
+
+  retainLease(): () => void {
+    return () => undefined;
+  }
+
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
   markLost(detail: string): void {
     this.end(new ZkSessionLostError('session', this.id, detail), () => {

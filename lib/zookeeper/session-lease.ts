@@ -1,0 +1,101 @@
+/**
+ * A session's lease: until when this process may act as the holder of the session's locks.
+ *
+ * ZooKeeper expires a session no earlier than its timeout T after it last heard from it, and the
+ * answer to a request sent at time t proves the server heard from the session after t. So the
+ * session's locks are safe until `t + T - margin`, for the send time t of the latest answered
+ * request, on this process's monotonic clock (`performance.now()`). The margin covers what that
+ * proof leaves out on an ensemble: a follower passes a session's activity on to the leader, which
+ * expires sessions, only at its next ping (every half tick), and a follower cut off from the leader
+ * goes on answering its clients for up to syncLimit ticks before it gives up.
+ *
+ * While the session is in use (a lock held or waited for), the lease renews itself with a read
+ * whenever no other answer came for half its length; when it runs out, its owner is told, and ends
+ * the session: every holder hears of its loss before the server can have expired the session and
+ * granted its locks to someone else.
+ */
+export class SessionLease {
+  /** Send time of the latest answered request; -Infinity before the first answer. */
+  private lastContact = Number.NEGATIVE_INFINITY;
+  private users = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private ended = false;
+  /** Renewal reads sent since the session began (for tests and the fault report). */
+  probes = 0;
+
+  constructor(
+    /** How long one answer keeps the lease, in ms: the session timeout less the margin. */
+    readonly lengthMs: number,
+    /** Sends a cheap read; settles when it was answered or failed (the answer itself renews). */
+    private readonly probe: () => Promise<unknown>,
+    /** The lease ran out while in use; `silentMs` is how long since the last answered request was sent. */
+    private readonly onExpired: (silentMs: number) => void,
+  ) {}
+
+  /** The `performance.now()` time until which the session's locks are safe; -Infinity before the first answer. */
+  get validUntil(): number {
+    return this.lastContact + this.lengthMs;
+  }
+
+  /** Whether the lease still runs now. */
+  isValid(now = performance.now()): boolean {
+    return now < this.validUntil;
+  }
+
+  /** A request sent at `sentAt` (`performance.now()`) was answered by the server. */
+  answered(sentAt: number): void {
+    if (sentAt > this.lastContact) this.lastContact = sentAt;
+  }
+
+  /**
+   * Marks the session in use until the returned function is called (once): the lease renews itself
+   * meanwhile, and running out ends the session.
+   */
+  retain(): () => void {
+    this.users += 1;
+    if (!this.timer) this.check();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.users -= 1;
+    };
+  }
+
+  /** The session ended: no more renewals. */
+  end(): void {
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Runs when the timer fires (and when first retained): expires, renews, or waits. The timer is
+   * left to lapse while nothing uses the session, so that holders coming and going cost no timer.
+   */
+  private check(): void {
+    this.timer = undefined;
+    if (this.ended || this.users === 0) return;
+    const now = performance.now();
+    const until = this.validUntil;
+    if (now >= until) {
+      this.ended = true;
+      this.onExpired(now - this.lastContact);
+      return;
+    }
+    const renewAt = this.lastContact + this.lengthMs / 2;
+    if (now >= renewAt && !this.probing) this.sendProbe();
+    const next = now < renewAt ? Math.min(renewAt, until) : until;
+    this.timer = setTimeout(() => this.check(), Math.max(1, Math.ceil(next - now)));
+  }
+
+  private sendProbe(): void {
+    this.probing = true;
+    this.probes += 1;
+    const done = (): void => {
+      this.probing = false;
+    };
+    this.probe().then(done, done);
+  }
+}
