@@ -15,8 +15,10 @@ describe('on a 3-node ensemble', () => {
     await ensemble?.stop();
   });
 
+  // The test ensemble's syncLimit × tickTime is 1 s: a 1.5 s lease margin covers it (the default,
+  // three quarters of the session timeout, would leave a 1 s lease, shorter than an election).
   async function connectTo(connectionString: string) {
-    const connection = new ZkConnection({ connectionString, sessionTimeoutMs: 4000 });
+    const connection = new ZkConnection({ connectionString, sessionTimeoutMs: 4000, leaseMarginMs: 1500 });
     connections.push(connection);
     await connection.connect();
     return connection;

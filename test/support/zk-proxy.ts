@@ -28,8 +28,19 @@ const OP_CREATE = 1;
 const OP_CREATE2 = 15;
 const OP_CREATE_CONTAINER = 19;
 
+/**
+ * Which traffic a partition holds back: both ways, only the server's replies, or only the client's
+ * requests ('none' heals it).
+ */
+export type Partition = 'none' | 'both' | 'to-client' | 'to-server';
+
 export interface ZkProxy {
   readonly connectString: string;
+  /**
+   * Stops forwarding in the given direction without closing anything, as a network partition does:
+   * bytes wait (as TCP retransmits them) and are delivered in order once healed with 'none'.
+   */
+  partition(which: Partition): void;
   /** Closes every open connection (clients see a connection loss and reconnect). */
   dropConnections(): void;
   /**
@@ -85,11 +96,34 @@ class FrameReader {
   }
 }
 
+/** One direction of a proxied connection: forwards, or holds bytes back while partitioned. */
+class Gate {
+  private held: Buffer[] = [];
+
+  constructor(
+    private readonly to: Socket,
+    private readonly closed: () => boolean,
+  ) {}
+
+  write(chunk: Buffer): void {
+    if (this.closed() || this.held.length > 0) this.held.push(chunk);
+    else this.to.write(chunk);
+  }
+
+  flush(): void {
+    const held = this.held;
+    this.held = [];
+    for (const chunk of held) this.to.write(chunk);
+  }
+}
+
 export async function startZkProxy(target: { host?: string; port: number }): Promise<ZkProxy> {
   const sockets = new Set<Socket>();
   let refusing = false;
   let armed: { marker: Buffer; fired: () => void } | undefined;
   let traffic: TrafficEvent[] = [];
+  let cut: Partition = 'none';
+  const gates = new Set<Gate>();
 
   const server: Server = createServer((client) => {
     if (refusing) {
@@ -99,17 +133,23 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
     const upstream = createConnection({ host: target.host ?? '127.0.0.1', port: target.port });
     sockets.add(client);
     sockets.add(upstream);
+    const toServer = new Gate(upstream, () => cut === 'both' || cut === 'to-server');
+    const toClient = new Gate(client, () => cut === 'both' || cut === 'to-client');
+    gates.add(toServer);
+    gates.add(toClient);
     const fromClient = new FrameReader();
     const fromServer = new FrameReader();
     let cutAtXid: { xid: number; fired: () => void } | undefined;
     const closeBoth = (): void => {
+      gates.delete(toServer);
+      gates.delete(toClient);
       client.destroy();
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
     };
     client.on('data', (chunk) => {
-      upstream.write(chunk);
+      toServer.write(chunk);
       // Frames: 4-byte length, then (after the connect request) xid and op type.
       for (const frame of fromClient.push(chunk)) {
         const op = frame.length >= 8 ? frame.readInt32BE(4) : -1;
@@ -135,7 +175,7 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
         }
         const header = Buffer.alloc(4);
         header.writeInt32BE(frame.length);
-        client.write(Buffer.concat([header, frame]));
+        toClient.write(Buffer.concat([header, frame]));
       }
     });
     client.on('close', closeBoth);
@@ -158,6 +198,10 @@ export async function startZkProxy(target: { host?: string; port: number }): Pro
     },
     setRefusing(value) {
       refusing = value;
+    },
+    partition(which) {
+      cut = which;
+      if (which === 'none') for (const gate of gates) gate.flush();
     },
     traffic: () => [...traffic],
     clearTraffic() {

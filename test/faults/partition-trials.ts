@@ -1,0 +1,280 @@
+/**
+ * Partition and server-loss trials: in each, a holder H holds a lock, a client W of another session
+ * waits for it, and a fault cuts H off from ZooKeeper. The trial records when H's `signal` aborted
+ * and when W was granted, on this process's clock. Safe means H was told first, in every trial.
+ *
+ * H and W are LockServices with default options but for the session timeout (2 s) and rootPath,
+ * on servers with ZooKeeper's default limits (syncLimit 5) and the test kit's 200 ms tick. The
+ * lock kind rotates over the trials: exclusive (through the cohort queue), write (W reads),
+ * a one-permit semaphore, and the simple lock.
+ */
+import { LockService } from '../../lib/lock.service.js';
+import type { LockHandle } from '../../lib/lock-handle.js';
+import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
+import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
+
+export const TRIAL_SESSION_TIMEOUT_MS = 2000;
+
+/** The faults, by where they happen. */
+export const STANDALONE_FAULTS = ['partition-both', 'partition-to-client', 'partition-to-server', 'stall-server'] as const;
+export const ENSEMBLE_FAULTS = ['kill-follower', 'kill-leader', 'stall-follower', 'stall-leader'] as const;
+export type StandaloneFault = (typeof STANDALONE_FAULTS)[number];
+export type EnsembleFault = (typeof ENSEMBLE_FAULTS)[number];
+export type PartitionFault = StandaloneFault | EnsembleFault;
+
+const KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
+type Kind = (typeof KINDS)[number];
+
+export interface TrialResult {
+  readonly fault: PartitionFault;
+  readonly kind: Kind;
+  /** ms after the fault when H's signal aborted; undefined: never within the trial. */
+  readonly holderToldMs: number | undefined;
+  /** ms after the fault when W was granted; undefined: never within the trial. */
+  readonly otherGrantedMs: number | undefined;
+  /** W was granted while H had not been told. */
+  readonly unsafe: boolean;
+  /** What H was told (its LockLostError's message). */
+  readonly reason: string | undefined;
+}
+
+/** How long a trial watches after the fault: the session expires within ~2 timeouts of it. */
+const OBSERVE_MS = 5 * TRIAL_SESSION_TIMEOUT_MS + 4000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function service(connectionString: string, rootPath: string): Promise<LockService> {
+  const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS, rootAclCheck: 'off' });
+  await locks.onModuleInit();
+  return locks;
+}
+
+function take(locks: LockService, kind: Kind, holder: boolean): Promise<LockHandle> {
+  switch (kind) {
+    case 'exclusive':
+      return locks.acquire('r');
+    case 'write':
+      return locks.acquire('r', { mode: holder ? 'write' : 'read' });
+    case 'semaphore':
+      return locks.semaphore('r', { permits: 1 });
+    case 'simple':
+      return locks.acquire('r', { mode: 'simple' });
+  }
+}
+
+async function close(locks: LockService | undefined): Promise<void> {
+  if (!locks) return;
+  await locks.beforeApplicationShutdown().catch(() => undefined);
+  await locks.onApplicationShutdown().catch(() => undefined);
+}
+
+/**
+ * One trial: H (on `holderConnect`) takes the lock, W (on `otherConnect`) queues for it, `inject`
+ * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened.
+ */
+async function trial(
+  fault: PartitionFault,
+  kind: Kind,
+  index: number,
+  holderConnect: string,
+  otherConnect: string,
+  inject: () => Promise<void> | void,
+  heal: () => Promise<void> | void,
+): Promise<TrialResult> {
+  const rootPath = `/partition-${process.pid}-${fault}-${index}`;
+  let h: LockService | undefined;
+  let w: LockService | undefined;
+  try {
+    h = await service(holderConnect, rootPath);
+    w = await service(otherConnect, rootPath);
+    const held = await take(h, kind, true);
+    let otherGrant: LockHandle | undefined;
+    const waiting = take(w, kind, false).then((lock) => {
+      otherGrant = lock;
+      return performance.now();
+    });
+    // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
+    await sleep(300);
+    if (otherGrant) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
+    const told = new Promise<number>((resolve) => {
+      if (held.signal.aborted) resolve(performance.now());
+      held.signal.addEventListener('abort', () => resolve(performance.now()), { once: true });
+    });
+    const start = performance.now();
+    await inject();
+    const timeout = sleep(OBSERVE_MS).then(() => undefined);
+    const [toldAt, grantedAt] = await Promise.all([Promise.race([told, timeout]), Promise.race([waiting, timeout])]);
+    const reason = held.signal.aborted ? (held.signal.reason as Error).message : undefined;
+    await heal();
+    if (otherGrant) await otherGrant.release().catch(() => undefined);
+    const unsafe = grantedAt !== undefined && (toldAt === undefined || grantedAt < toldAt);
+    return {
+      fault,
+      kind,
+      holderToldMs: toldAt === undefined ? undefined : toldAt - start,
+      otherGrantedMs: grantedAt === undefined ? undefined : grantedAt - start,
+      unsafe,
+      reason,
+    };
+  } finally {
+    await close(h);
+    await close(w);
+  }
+}
+
+/** Runs `trials` trials of each fault on one standalone server, H through a TCP proxy. */
+export async function runStandaloneTrials(faults: readonly StandaloneFault[], trials: number, log: (line: string) => void = () => undefined): Promise<TrialResult[]> {
+  const server = await startZkServer();
+  const proxy = await startZkProxy({ port: server.clientPort });
+  const results: TrialResult[] = [];
+  try {
+    for (const [f, fault] of faults.entries()) {
+      for (let i = 0; i < trials; i++) {
+        const kind = KINDS[(i + f) % KINDS.length]!;
+        const result = await trial(fault, kind, i, proxy.connectString, server.connectString, injectStandalone(fault, server, proxy), () => healStandalone(server, proxy));
+        log(describe(result));
+        results.push(result);
+      }
+    }
+  } finally {
+    await proxy.close();
+    await server.stop();
+  }
+  return results;
+}
+
+function injectStandalone(fault: StandaloneFault, server: ZkServer, proxy: ZkProxy): () => Promise<void> {
+  return async () => {
+    if (fault === 'stall-server') {
+      // Stopped for 1.5 session timeouts: on resuming, the server expires the sessions it has not
+      // heard from (W's too; W queues again in a new session).
+      server.pause();
+      await sleep(1.5 * TRIAL_SESSION_TIMEOUT_MS);
+      server.resume();
+      return;
+    }
+    const which: Record<Exclude<StandaloneFault, 'stall-server'>, Partition> = {
+      'partition-both': 'both',
+      'partition-to-client': 'to-client',
+      'partition-to-server': 'to-server',
+    };
+    proxy.partition(which[fault]);
+  };
+}
+
+async function healStandalone(server: ZkServer, proxy: ZkProxy): Promise<void> {
+  proxy.partition('none');
+  proxy.dropConnections();
+  server.resume();
+}
+
+/**
+ * Runs `trials` trials of each fault on a 3-node ensemble. H connects to one member only (the
+ * leader or a follower, as the fault needs), W to the two others; the member is killed or stopped.
+ */
+export async function runEnsembleTrials(faults: readonly EnsembleFault[], trials: number, log: (line: string) => void = () => undefined): Promise<TrialResult[]> {
+  const ensemble = await startZkEnsemble(3);
+  const results: TrialResult[] = [];
+  try {
+    for (const [f, fault] of faults.entries()) {
+      for (let i = 0; i < trials; i++) {
+        const kind = KINDS[(i + f) % KINDS.length]!;
+        await allServing(ensemble);
+        const leader = await ensemble.leader();
+        const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
+        const others = ensemble.servers.filter((s) => s !== target).map((s) => s.connectString).join(',');
+        const result = await trial(
+          fault,
+          kind,
+          i,
+          target.connectString,
+          others,
+          async () => {
+            if (fault.startsWith('kill')) await target.kill();
+            else target.pause();
+          },
+          async () => {
+            if (fault.startsWith('kill')) await target.start();
+            else target.resume();
+          },
+        );
+        log(describe(result));
+        results.push(result);
+      }
+    }
+  } finally {
+    await ensemble.stop();
+  }
+  return results;
+}
+
+/** Waits until every member answers and one of them leads. */
+async function allServing(ensemble: ZkEnsemble): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const modes = await Promise.all(ensemble.servers.map((s) => s.fourLetter('srvr').catch(() => '')));
+    if (modes.every((m) => /Mode: (leader|follower)/.test(m)) && modes.some((m) => /Mode: leader/.test(m))) return;
+    if (performance.now() > deadline) throw new Error(`the ensemble did not recover: ${modes.map((m) => /Mode: \w+/.exec(m)?.[0] ?? 'down').join(', ')}`);
+    await sleep(200);
+  }
+}
+
+function describe(r: TrialResult): string {
+  const ms = (v: number | undefined): string => (v === undefined ? 'never' : `${Math.round(v)} ms`);
+  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)}, W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
+}
+
+/**
+ * What the lease costs an idle holder: the renewal reads (`exists`) it puts on the wire while it
+ * holds a lock and does nothing else, per session timeout, measured over `timeouts` session
+ * timeouts on a standalone server. (The C client's own pings are not requests and not counted.)
+ */
+export async function measureLeaseCost(timeouts: number): Promise<{ requestsPerSessionTimeout: number; renewals: number; otherRequests: number }> {
+  const server = await startZkServer();
+  const proxy = await startZkProxy({ port: server.clientPort });
+  let locks: LockService | undefined;
+  try {
+    locks = await service(proxy.connectString, `/lease-cost-${process.pid}`);
+    const held = await locks.acquire('idle');
+    proxy.clearTraffic();
+    await sleep(timeouts * TRIAL_SESSION_TIMEOUT_MS);
+    const requests = proxy.traffic().filter((e) => e.kind === 'request');
+    const renewals = requests.filter((e) => e.kind === 'request' && e.op === 'exists').length;
+    await held.release();
+    return { requestsPerSessionTimeout: requests.length / timeouts, renewals, otherRequests: requests.length - renewals };
+  } finally {
+    await close(locks);
+    await proxy.close();
+    await server.stop();
+  }
+}
+
+export interface FaultSummary {
+  readonly fault: PartitionFault;
+  readonly trials: number;
+  /** Trials where W was granted before H was told (the goal: 0). */
+  readonly unsafe: number;
+  /** Trials where W was granted within the trial. */
+  readonly granted: number;
+  /** Smallest (W granted − H told) over trials where W was granted, ms. */
+  readonly smallestMarginMs: number | undefined;
+  /** Largest time from the fault to H being told, ms. */
+  readonly slowestToldMs: number | undefined;
+}
+
+export function summarize(results: readonly TrialResult[]): FaultSummary[] {
+  const faults = [...new Set(results.map((r) => r.fault))];
+  return faults.map((fault) => {
+    const mine = results.filter((r) => r.fault === fault);
+    const margins = mine.filter((r) => r.otherGrantedMs !== undefined && r.holderToldMs !== undefined).map((r) => r.otherGrantedMs! - r.holderToldMs!);
+    const told = mine.filter((r) => r.holderToldMs !== undefined).map((r) => r.holderToldMs!);
+    return {
+      fault,
+      trials: mine.length,
+      unsafe: mine.filter((r) => r.unsafe).length,
+      granted: mine.filter((r) => r.otherGrantedMs !== undefined).length,
+      smallestMarginMs: margins.length ? Math.min(...margins) : undefined,
+      slowestToldMs: told.length ? Math.max(...told) : undefined,
+    };
+  });
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ENSEMBLE_FAULTS, measureLeaseCost, runEnsembleTrials, runStandaloneTrials, STANDALONE_FAULTS, summarize } from './partition-trials.js';
+
+// A few trials of each fault per run (PARTITION_TRIALS to change it); `npm run test:partitions`
+// runs the full count for FAULTS.md. Each asserts an order of events, never a duration.
+const TRIALS = Number(process.env.PARTITION_TRIALS ?? 2);
+
+describe('a holder cut off from ZooKeeper is told before anyone else is granted its lock', () => {
+  it(
+    'standalone server: partitions both ways and each way, and a stalled server',
+    async () => {
+      const results = await runStandaloneTrials(STANDALONE_FAULTS, TRIALS, (line) => console.log(line));
+      for (const summary of summarize(results)) {
+        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
+        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
+      }
+    },
+    10 * 60_000,
+  );
+
+  it(
+    '3-node ensemble: the holder\'s only server killed or stopped, leader and follower',
+    async () => {
+      const results = await runEnsembleTrials(ENSEMBLE_FAULTS, TRIALS, (line) => console.log(line));
+      for (const summary of summarize(results)) {
+        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
+        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
+      }
+    },
+    10 * 60_000,
+  );
+
+  it('an idle holder renews its lease with a few reads per session timeout, and nothing else', async () => {
+    const cost = await measureLeaseCost(5);
+    expect(cost.otherRequests).toBe(0);
+    expect(cost.renewals).toBeGreaterThan(0);
+  }, 60_000);
+});
