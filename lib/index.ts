@@ -35,6 +35,7 @@ export {
   LockNotHeldError,
   InvalidResourceNameError,
   ZkConnectionError,
+  ZkRollbackError,
   InvalidOptionsError,
   LockServiceClosedError,
   LockOperationError,

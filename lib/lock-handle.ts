@@ -4,7 +4,8 @@ export interface LockHandle {
   readonly resource: string;
   /**
    * Grows with every grant of this resource, across holders, sessions and re-creations of the lock's
-   * node, and with every holder a grant serves within one process. 36 decimal digits, zero-padded:
+   * node, and with every holder a grant serves within one process. 40 decimal digits, zero-padded
+   * (see tokenEpoch):
    * compare tokens as strings (`a < b`) or as `BigInt(token)`;
    * both orders agree. Send it with every write the lock protects, and have the store refuse a token
    * lower than the highest it has seen: that is what keeps a paused, expired holder from writing.

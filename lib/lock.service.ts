@@ -82,6 +82,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       rootPath: options.rootPath,
       acl: options.acl ?? (digest ? ownerAcl(digest) : undefined),
       connectWaitMs: this.connection.connectTimeoutMs,
+      tokenEpoch: options.tokenEpoch,
       cohort: options.cohort,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });

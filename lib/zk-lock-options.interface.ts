@@ -39,6 +39,13 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   shutdownGraceMs?: number;
   /**
+   * The first 4 digits of every fencing token, 0 to 9999. After ZooKeeper is restored from an older
+   * snapshot or an empty data directory, its zxids start over lower and tokens would go backwards:
+   * raise this (in every application that shares the locks) before they take locks again.
+   * @default 0
+   */
+  tokenEpoch?: number;
+  /**
    * ACL for the paths the library creates (rootPath and each lock's parent; whoever may DELETE on a
    * parent may delete its lock nodes). Absent: with `digest`, all rights for that identity and read
    * for everyone; without it, open (ZooKeeper's default).

@@ -1,7 +1,8 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
 import { HeldLock, type NodeRelease } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
-import { handoffToken, MAX_HANDOFFS_PER_GRANT, readChildren } from './session-retry.js';
+import { handoffToken, MAX_HANDOFFS_PER_GRANT } from './fencing-token.js';
+import { readChildren } from './session-retry.js';
 import { Stopper } from './stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 

@@ -1,11 +1,19 @@
-import { ZkConnectionLossError, ZkNoChildrenForEphemeralsError, ZkNoNodeError, ZkNodeExistsError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import {
+  ZkConnectionLossError,
+  ZkNoChildrenForEphemeralsError,
+  ZkNoNodeError,
+  ZkNodeExistsError,
+  ZkRolledBackError,
+  ZkSessionLostError,
+} from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
-import { formatToken, readChildren, untilAnswered } from './session-retry.js';
+import { formatToken } from './fencing-token.js';
+import { readChildren, untilAnswered } from './session-retry.js';
 import { mayAbort } from './stopper.js';
 
 /** Where the queue gets its session: ZkConnection, or a fake in unit tests. */
@@ -83,14 +91,20 @@ export class LockQueue {
   /** The waiters of each session that are waiting for a watch, told when their session ends. */
   private readonly waiting = new Map<ZkSessionApi, Set<QueueWaiter>>();
 
+  readonly remover: NodeRemover;
+  /** The operator's epoch, the first part of every token (see fencing-token.ts). */
+  readonly tokenEpoch: number;
+  /** The ACL given to the paths this queue creates (rootPath and the lock parents); open when absent. */
+  private readonly acl: readonly ZkAcl[] | undefined;
+
   constructor(
     readonly sessions: SessionSource,
-    rootPath: string,
-    readonly remover: NodeRemover,
-    /** The ACL given to the paths this queue creates (rootPath and the lock parents); open when absent. */
-    private readonly acl?: readonly ZkAcl[],
+    options: { rootPath: string; remover: NodeRemover; acl?: readonly ZkAcl[]; tokenEpoch: number },
   ) {
-    this.rootAncestors = pathPrefixes(rootPath);
+    this.rootAncestors = pathPrefixes(options.rootPath);
+    this.remover = options.remover;
+    this.acl = options.acl;
+    this.tokenEpoch = options.tokenEpoch;
   }
 
   /**
@@ -151,6 +165,9 @@ export class LockQueue {
    */
   async enqueue(session: ZkSessionApi, waiter: QueueWaiter): Promise<ChildList> {
     const { parent, data, stop } = waiter;
+    // Every node with our prefix is created after this, with a zxid above every zxid seen so far: a
+    // listing that holds one shows a pzxid at least as high, unless the server's history went back.
+    const floor = session.highestZxid;
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       waiter.createSent = true;
@@ -175,11 +192,11 @@ export class LockQueue {
         }
         if (!(error instanceof ZkConnectionLossError)) throw error;
         const list = await readChildren(session, parent, stop);
-        if (list.children.some((child) => child.startsWith(waiter.prefix))) return list;
+        if (list.children.some((child) => child.startsWith(waiter.prefix))) return notRolledBack(list, floor, parent, waiter.prefix);
         continue;
       }
       const result = await listed;
-      return 'list' in result ? result.list : readChildren(session, parent, stop);
+      return notRolledBack('list' in result ? result.list : await readChildren(session, parent, stop), floor, parent, waiter.prefix);
     }
   }
 
@@ -235,6 +252,17 @@ export async function createIfMissing(
     ),
   );
   if (created && acl) await untilAnswered(session, stop, () => session.setAcl(path, acl));
+}
+
+/**
+ * A listing that holds the node we just created, checked against the highest zxid seen before the
+ * create: its pzxid is at least our node's zxid, unless the server's history went back.
+ */
+function notRolledBack(list: ChildList, floor: number, parent: string, prefix: string): ChildList {
+  if (list.stat.pzxid < floor && list.children.some((child) => child.startsWith(prefix))) {
+    throw new ZkRolledBackError(parent, floor, list.stat.pzxid);
+  }
+  return list;
 }
 
 /** What one listing of the queue means for one attempt. */
@@ -421,7 +449,7 @@ class QueueWaiter {
     return {
       session,
       path: `${this.parent}/${mine}`,
-      fencingToken: this.inheritedToken ?? formatToken(this.queueZxid, Number(mine.slice(-SEQUENCE_DIGITS))),
+      fencingToken: this.inheritedToken ?? formatToken({ epoch: this.queue.tokenEpoch, queueZxid: this.queueZxid, sequence: Number(mine.slice(-SEQUENCE_DIGITS)) }),
       queueId: String(this.queueZxid),
       handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
     };

@@ -1,6 +1,7 @@
 import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
 import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
+import { validateTokenEpoch } from './fencing-token.js';
 import { HeldLock } from './held-lock.js';
 import { LockQueue, type QueueGrant, type QueueSink, type SessionSource } from './lock-queue.js';
 import { NodeRemover } from './node-remover.js';
@@ -27,6 +28,13 @@ export interface RecipeOptions {
    * @default undefined (open)
    */
   acl?: readonly ZkAcl[];
+  /**
+   * The first 4 digits of every fencing token, 0 to 9999. Raise it (every client of the locks alike)
+   * after ZooKeeper is restored from an older snapshot or an empty data directory: its zxids start
+   * over lower, and tokens would go backwards without it.
+   * @default 0
+   */
+  tokenEpoch?: number;
 }
 
 /** Options of one acquire on a recipe. */
@@ -88,7 +96,12 @@ export class RecipeRuntime {
     this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
     this.remover = new NodeRemover(options.onBackgroundError);
     this.acl = options.acl;
-    this.queue = new LockQueue(sessions, this.rootPath, this.remover, options.acl);
+    this.queue = new LockQueue(sessions, {
+      rootPath: this.rootPath,
+      remover: this.remover,
+      acl: options.acl,
+      tokenEpoch: validateTokenEpoch(options.tokenEpoch),
+    });
     this.connectWaitMs = options.connectWaitMs ?? 10_000;
   }
 

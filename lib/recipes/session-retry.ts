@@ -48,26 +48,3 @@ export function readNode(session: ZkSessionApi, path: string, stop: AbortSignal 
     }),
   );
 }
-
-/** Most holders one ZooKeeper grant can serve within a process (a cohort's local handoffs). */
-export const MAX_HANDOFFS_PER_GRANT = 999_999;
-
-/**
- * A fencing token, fixed width so that tokens compare correctly as strings and as BigInts: the zxid
- * that created the queue's parent (20 zero-padded digits, which any 64-bit zxid fits), the node's
- * sequence number in that queue (10 digits), then which holder of that grant it is (6 digits; 0 for
- * the grant itself: a cohort hands one grant to several callers of its process in turn).
- *
- * Why it grows with every grant of a resource: within one queue, a holder is granted only once every
- * entry below it that it conflicts with is gone, so later holders have higher sequence numbers; a reaped or deleted parent
- * that is created again gets a higher zxid than anything before it, while its sequence numbers start
- * over. The simple lock, which has no queue, passes its node's own zxid and sequence 0.
- */
-export function formatToken(queueZxid: number, sequence = 0, handoff = 0): string {
-  return queueZxid.toString().padStart(20, '0') + sequence.toString().padStart(10, '0') + handoff.toString().padStart(6, '0');
-}
-
-/** The token of the `handoff`-th holder of the grant whose own token is `grantToken`. */
-export function handoffToken(grantToken: string, handoff: number): string {
-  return grantToken.slice(0, 30) + handoff.toString().padStart(6, '0');
-}

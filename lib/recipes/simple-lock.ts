@@ -1,10 +1,11 @@
-import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkRolledBackError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { HeldLock } from './held-lock.js';
 import { IncompatibleQueueError } from './lock-driver.js';
 import type { QueueGrant, SessionSource } from './lock-queue.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
-import { formatToken, readNode } from './session-retry.js';
+import { formatToken } from './fencing-token.js';
+import { readNode } from './session-retry.js';
 import { waitForChange } from './wait-for-change.js';
 
 let nonce = 0;
@@ -72,7 +73,13 @@ export class SimpleLock implements LockRecipe {
     const marker = `${session.id}-${nonce.toString(36)}\n`;
     const data = Buffer.concat([Buffer.from(marker), userData]);
     const isOurs = (node: NodeData | null): boolean => node !== null && node.data.subarray(0, marker.length).toString() === marker;
-    const grantOf = (node: NodeData): QueueGrant => ({ session, path, fencingToken: formatToken(node.stat.czxid), queueId: '' });
+    // Every node with our marker is created after this: its zxid is above every zxid seen so far,
+    // unless the server's history went back.
+    const floor = session.highestZxid;
+    const grantOf = (node: NodeData): QueueGrant => {
+      if (node.stat.czxid < floor) throw new ZkRolledBackError(path, floor, node.stat.czxid);
+      return { session, path, fencingToken: formatToken({ epoch: this.runtime.queue.tokenEpoch, queueZxid: node.stat.czxid }), queueId: '' };
+    };
     let createSent = false;
     try {
       for (;;) {

@@ -5,6 +5,7 @@ import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
+import { ZxidWatermark } from './zxid-watermark.js';
 
 /** Options of one ZooKeeper connection. */
 export interface ZkConnectionOptions {
@@ -98,6 +99,8 @@ export class ZkConnection implements ZkLockConnection {
   readonly digest: string | undefined;
   private client: NativeClient | undefined;
   private current: ZkSession | undefined;
+  /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
+  private readonly watermark = new ZxidWatermark();
   private sessionWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
@@ -254,6 +257,7 @@ export class ZkConnection implements ZkLockConnection {
           timeoutMs - (this.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE),
           (ended, detail) => this.declareLost(ended, detail),
           (dropped) => this.moveSession(dropped),
+          this.watermark,
         );
         this.current = session;
         this.wakeSessionWaiters();

@@ -67,6 +67,21 @@ export class ZkSessionLostError extends ZkError {
   }
 }
 
+/**
+ * A listing right after our own create showed an older zxid than this connection had seen before:
+ * the server's history went back (see ZxidWatermark).
+ */
+export class ZkRolledBackError extends ZkError {
+  constructor(
+    path: string,
+    readonly seenZxid: number,
+    readonly serverZxid: number,
+  ) {
+    super(ZK_CODES.RUNTIMEINCONSISTENCY, 'getChildren', path);
+    this.message = `ZooKeeper's history went back: zxid 0x${seenZxid.toString(16)} was seen before, and the server now shows 0x${serverZxid.toString(16)} at ${path}`;
+  }
+}
+
 /** Builds the typed error for a non-zero result code. */
 export function zkError(code: number, op: string, path: string): ZkError {
   switch (code) {

@@ -3,6 +3,7 @@ import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { ZxidWatermark } from './zxid-watermark.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
 
@@ -61,6 +62,11 @@ export interface ZkSessionApi {
    * itself meanwhile, and the session ends when the lease runs out.
    */
   retainLease(): () => void;
+  /**
+   * The highest zxid this session's connection has seen in any answer, across its sessions (see
+   * ZxidWatermark); 0 where it is not tracked.
+   */
+  readonly highestZxid: number;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
@@ -193,6 +199,8 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
      * closed before the event loop polls again (see `call`).
      */
     private readonly onSocketDropped: (session: ZkSession) => void = () => undefined,
+    /** The connection's highest zxid seen, which every answer with a Stat raises. */
+    private readonly watermark: ZxidWatermark = new ZxidWatermark(),
   ) {
     super();
     this.handle = clientHandle.native;
@@ -228,6 +236,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
 
   retainLease(): () => void {
     return this.lease.retain();
+  }
+
+  get highestZxid(): number {
+    return this.watermark.highest;
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
@@ -278,13 +290,19 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
 
   getChildren(path: string): Promise<ChildList> {
     return this.call<ChildList>('getChildren', path, (done) =>
-      this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => done(rc, { children, stat })),
+      this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => {
+        if (rc === 0) this.watermark.see(stat);
+        done(rc, { children, stat });
+      }),
     );
   }
 
   getData(path: string): Promise<NodeData> {
     return this.call<NodeData>('getData', path, (done) =>
-      this.handle.a_get(path, false, (rc, _msg, stat, data) => done(rc, { data: data ?? EMPTY_DATA, stat })),
+      this.handle.a_get(path, false, (rc, _msg, stat, data) => {
+        if (rc === 0) this.watermark.see(stat);
+        done(rc, { data: data ?? EMPTY_DATA, stat });
+      }),
     );
   }
 

@@ -184,7 +184,7 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
     expect(response.status).toBe(201);
     const body = (await response.json()) as { result: string; token: string };
     expect(body.result).toBe('order 42 direct');
-    expect(body.token).toMatch(/^\d{36}$/);
+    expect(body.token).toMatch(/^\d{40}$/);
   });
 
   it('a second request for a held resource waits, on the same instance and on another one', async () => {

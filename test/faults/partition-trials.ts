@@ -88,14 +88,14 @@ async function trial(
     h = await service(holderConnect, rootPath);
     w = await service(otherConnect, rootPath);
     const held = await take(h, kind, true);
-    let otherGrant: LockHandle | undefined;
+    const other: { grant?: LockHandle } = {};
     const waiting = take(w, kind, false).then((lock) => {
-      otherGrant = lock;
+      other.grant = lock;
       return performance.now();
     });
     // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
     await sleep(300);
-    if (otherGrant) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
+    if (other.grant) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
     const told = new Promise<number>((resolve) => {
       if (held.signal.aborted) resolve(performance.now());
       held.signal.addEventListener('abort', () => resolve(performance.now()), { once: true });
@@ -106,6 +106,8 @@ async function trial(
     const [toldAt, grantedAt] = await Promise.all([Promise.race([told, timeout]), Promise.race([waiting, timeout])]);
     const reason = held.signal.aborted ? (held.signal.reason as Error).message : undefined;
     await heal();
+    // Set by W's acquire meanwhile (the check before the fault narrowed it to undefined).
+    const otherGrant = other.grant as LockHandle | undefined;
     if (otherGrant) await otherGrant.release().catch(() => undefined);
     const unsafe = grantedAt !== undefined && (toldAt === undefined || grantedAt < toldAt);
     return {

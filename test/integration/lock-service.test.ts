@@ -46,7 +46,7 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     await first;
     await expect(second).resolves.toBe('result');
     expect(events[1]).toBe('one out');
-    expect(events[2]).toMatch(/^two in \d{36}$/);
+    expect(events[2]).toMatch(/^two in \d{40}$/);
     expect(await childrenOf(observer, `${rootPath}/orders:1`)).toEqual([]);
     await one.application.close();
     await two.application.close();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exclusiveDriver, readDriver, writeDriver } from '../../lib/recipes/lock-driver.js';
-import { formatToken, handoffToken } from '../../lib/recipes/session-retry.js';
+import { formatToken, handoffToken } from '../../lib/recipes/fencing-token.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
 
 describe('queue entries', () => {
@@ -58,18 +58,25 @@ describe('fencing tokens', () => {
       [4294967297, 3],
       [2 ** 52 + 5, 0],
     ];
-    const tokens = grants.map(([zxid, sequence]) => formatToken(zxid, sequence));
-    expect(tokens.every((t) => t.length === 36)).toBe(true);
+    const tokens = grants.map(([queueZxid, sequence]) => formatToken({ epoch: 0, queueZxid, sequence }));
+    expect(tokens.every((t) => t.length === 40)).toBe(true);
     expect([...tokens].reverse().sort()).toEqual(tokens);
     expect(tokens.map((t) => BigInt(t))).toEqual(grants.map(([z, s]) => (BigInt(z) * 10_000_000_000n + BigInt(s)) * 1_000_000n));
   });
   it('grow with each holder of one grant, and every token of a later grant is higher', () => {
-    const grant = formatToken(4294967296, 41);
+    const grant = formatToken({ epoch: 0, queueZxid: 4294967296, sequence: 41 });
     const handed = [1, 2, 999_999].map((n) => handoffToken(grant, n));
-    const next = formatToken(4294967296, 42);
+    const next = formatToken({ epoch: 0, queueZxid: 4294967296, sequence: 42 });
     const all = [grant, ...handed, next];
     expect([...all].reverse().sort()).toEqual(all);
     expect(all.map((t) => BigInt(t))).toEqual([...all].map((t) => BigInt(t)).sort((a, b) => (a < b ? -1 : 1)));
-    expect(handed[2]).toBe('000000000042949672960000000041999999');
+    expect(handed[2]).toBe('0000000000000042949672960000000041999999');
+  });
+  it('of a raised epoch are higher than every token of the epochs before, whatever the zxid', () => {
+    const before = formatToken({ epoch: 0, queueZxid: 2 ** 52, sequence: 2_147_483_647, handoff: 999_999 });
+    const after = formatToken({ epoch: 1, queueZxid: 5, sequence: 0 });
+    expect(after > before).toBe(true);
+    expect(BigInt(after) > BigInt(before)).toBe(true);
+    expect(after.slice(0, 4)).toBe('0001');
   });
 });

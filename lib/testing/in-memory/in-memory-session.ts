@@ -42,6 +42,8 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
    * sessionTimeoutMs disconnected): its sessions need no lease, and it never runs out.
    */
   readonly leaseValidUntil = Number.POSITIVE_INFINITY;
+  /** The in-memory tree's history never goes back. */
+  readonly highestZxid = 0;
 
   retainLease(): () => void {
     return () => undefined;

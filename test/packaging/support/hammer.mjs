@@ -24,8 +24,8 @@ const tokens = new Set(results.map((r) => r.fencingToken));
 const problems = [];
 if (after !== expected) problems.push(`counter is ${after}, expected ${expected}: ${expected - after} updates lost`);
 if (tokens.size !== results.length) problems.push(`${results.length} grants but ${tokens.size} distinct fencing tokens`);
-if (results.some((r) => typeof r.fencingToken !== 'string' || !/^\d{36}$/.test(r.fencingToken))) {
-  problems.push(`a fencing token is not 36 digits: ${JSON.stringify(results.find((r) => !/^\d{36}$/.test(String(r.fencingToken))))}`);
+if (results.some((r) => typeof r.fencingToken !== 'string' || !/^\d{40}$/.test(r.fencingToken))) {
+  problems.push(`a fencing token is not 40 digits: ${JSON.stringify(results.find((r) => !/^\d{40}$/.test(String(r.fencingToken))))}`);
 }
 if (problems.length > 0) {
   console.error(`FAIL: ${problems.join('; ')}`);
