@@ -39,15 +39,29 @@ export class LockAbortedError extends ZkLockError {
 }
 
 /**
- * The lock is no longer held: its ZooKeeper session expired or was declared lost (disconnected for
- * longer than the session timeout). Another client may hold it now. Stop work that needs exclusivity;
- * writes guarded by the fencing token will be refused by a store that checks it.
+ * Why a lock was lost:
+ * - `lease-expired`: no answer from ZooKeeper for the lease (session timeout less leaseMarginMs), so
+ *   the session was ended before the server could expire it: the holder is told before anyone else
+ *   can be granted the lock (the session may in fact have lived: a spurious loss is the price);
+ * - `session-expired`: the server expired the session;
+ * - `disconnected`: disconnected for the whole session timeout (with no lock in use, so no lease);
+ * - `closed`: the connection was closed by the application;
+ * - `revoked`: taken away at shutdown after shutdownGraceMs;
+ * - `session-ended`: another end of the session (no new handle could resume it).
+ */
+export type LockLossReason = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'revoked' | 'session-ended';
+
+/**
+ * The lock is no longer held: its session's lease ran out, or the session expired or was declared
+ * lost. Another client may hold it now. Stop work that needs exclusivity; writes guarded by the
+ * fencing token will be refused by a store that checks it. `reason` says which.
  */
 export class LockLostError extends ZkLockError {
   constructor(
     readonly resource: string,
     readonly fencingToken: string,
     detail: string,
+    readonly reason: LockLossReason = 'session-ended',
   ) {
     super(
       `The lock on "${resource}" (fencing token ${fencingToken}) was lost: ${detail}. ` +

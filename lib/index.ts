@@ -42,6 +42,7 @@ export {
   IncompatibleLockError,
   LockUpgradeError,
 } from './errors.js';
+export type { LockLossReason } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection.js';

@@ -1,6 +1,6 @@
 import { Observable, Subject } from 'rxjs';
 import type { ContextTaker } from './context-locks.js';
-import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js';
+import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from './errors.js';
 import type { LockHandle, LockMode } from './lock-handle.js';
 import type { LockRequest } from './lock-request.js';
 import type { ConnectionState } from './zookeeper/zk-connection.js';
@@ -81,6 +81,8 @@ export interface LockLostEvent extends LockEventTarget {
   readonly holdMs: number;
   readonly fencingToken: string;
   readonly errorName: string;
+  /** Why it was lost (see LockLossReason): `lease-expired` is the library's own safety stop. */
+  readonly reason: LockLossReason;
   readonly error: LockLostError;
 }
 
@@ -222,6 +224,7 @@ export class LockEvents {
           holdMs: performance.now() - grantedAt,
           fencingToken,
           errorName: error.name,
+          reason: error.reason,
           error,
           timestamp: Date.now(),
         });

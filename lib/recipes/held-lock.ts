@@ -1,6 +1,6 @@
-import { LockLostError, LockNotHeldError } from '../errors.js';
+import { type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
 import type { LockHandle } from '../lock-handle.js';
-import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { QueueGrant } from './lock-queue.js';
 
@@ -93,6 +93,7 @@ export class HeldLock implements LockHandle {
       forMs > 0
         ? `its lease has less than the ${Math.round(forMs)} ms asked for left (no answer from ZooKeeper for a while)`
         : 'its lease ran out (no answer from ZooKeeper for a while)',
+      'lease-expired',
     );
   }
 
@@ -132,7 +133,7 @@ export class HeldLock implements LockHandle {
    */
   async revoke(detail: string): Promise<void> {
     if (this.state !== 'held') return;
-    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'revoked'));
     await this.release();
   }
 
@@ -142,9 +143,13 @@ export class HeldLock implements LockHandle {
     const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
     const detail = cause?.detail ?? 'the ZooKeeper session ended';
     if (!this.lostController.signal.aborted) {
-      this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail));
+      this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, lossReason(cause?.end)));
     }
     this.releaseLease();
     this.onEnd(this);
   }
+}
+
+function lossReason(end: SessionEnd | undefined): LockLossReason {
+  return end === undefined || end === 'ended' ? 'session-ended' : end;
 }

@@ -4,6 +4,7 @@ import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
+import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 
@@ -187,7 +188,7 @@ export class ZkConnection implements ZkLockConnection {
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
-    this.current?.markLost('the connection was closed by the application');
+    this.current?.markLost('the connection was closed by the application', 'closed');
     client?.close();
     this.wakeSessionWaiters();
     this.emit('closed', this.current?.id ?? '');
@@ -255,7 +256,7 @@ export class ZkConnection implements ZkLockConnection {
           client,
           timeoutMs,
           timeoutMs - (this.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE),
-          (ended, detail) => this.declareLost(ended, detail),
+          (ended, detail, end) => this.declareLost(ended, detail, end),
           (dropped) => this.moveSession(dropped),
           this.watermark,
         );
@@ -275,7 +276,7 @@ export class ZkConnection implements ZkLockConnection {
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
       const why = code === -112 ? 'the session expired' : code === -113 ? 'authentication failed' : `the client closed (${code})`;
-      if (session) this.declareLost(session, why);
+      if (session) this.declareLost(session, why, code === -112 ? 'session-expired' : 'ended');
       else this.replaceHandle();
     });
     const started = client.native.init(config);
@@ -295,7 +296,7 @@ export class ZkConnection implements ZkLockConnection {
     session.setConnected(false);
     this.clearLostTimer();
     this.lostTimer = setTimeout(
-      () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`),
+      () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`, 'disconnected'),
       session.timeoutMs,
     );
     this.emit('suspended', session.id);
@@ -318,7 +319,7 @@ export class ZkConnection implements ZkLockConnection {
     try {
       next = this.openHandle({ session, password });
     } catch {
-      this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it');
+      this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it', 'ended');
       return;
     }
     session.adoptHandle(next);
@@ -326,10 +327,10 @@ export class ZkConnection implements ZkLockConnection {
     this.suspend(session);
   }
 
-  private declareLost(session: ZkSession, detail: string): void {
+  private declareLost(session: ZkSession, detail: string, end: SessionEnd): void {
     if (session.lost.aborted || this.current !== session) return;
     this.clearLostTimer();
-    session.markLost(detail);
+    session.markLost(detail, end);
     this.replaceHandle();
     this.emit('lost', session.id);
   }

@@ -59,9 +59,20 @@ export class ZkNoAuthError extends ZkError {}
  * The session may still be alive; retry once it reconnects.
  */
 export class ZkConnectionLossError extends ZkError {}
+/**
+ * How a session ended: its lease ran out, the server expired it, it stayed disconnected for its
+ * whole timeout, the application closed it, or another end (no new handle could resume it).
+ */
+export type SessionEnd = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'ended';
+
 /** The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone. */
 export class ZkSessionLostError extends ZkError {
-  constructor(op: string, path: string, readonly detail = 'the ZooKeeper session was lost') {
+  constructor(
+    op: string,
+    path: string,
+    readonly detail = 'the ZooKeeper session was lost',
+    readonly end: SessionEnd = 'session-expired',
+  ) {
     super(ZK_CODES.SESSIONEXPIRED, op, path);
     this.message = `ZooKeeper ${op} ${path} failed: ${detail}`;
   }

@@ -2,7 +2,7 @@ import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from 
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
-import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
@@ -193,7 +193,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
      * Told when a reply shows the session is over (expired, closing, moved), or its lease ran out
      * while in use, so that it is ended and replaced.
      */
-    private readonly onEnded: (session: ZkSession, detail: string) => void = () => undefined,
+    private readonly onEnded: (session: ZkSession, detail: string, end: SessionEnd) => void = () => undefined,
     /**
      * Told, synchronously, when the C client dropped its socket inside a request: its handle must be
      * closed before the event loop polls again (see `call`).
@@ -213,6 +213,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
           this,
           `its lease ran out: no answer from ZooKeeper to a request sent in the last ${Math.round(silentMs)} ms, ` +
             `so the server may expire the session at any moment (lease: session timeout ${timeoutMs} ms less leaseMarginMs ${timeoutMs - leaseLengthMs} ms)`,
+          'lease-expired',
         ),
     );
     // Node watches are set with the client's default watcher, which the binding reports as events of
@@ -243,9 +244,9 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
-  markLost(detail: string): void {
+  markLost(detail: string, end: SessionEnd): void {
     if (this.lost.aborted) return;
-    const reason = new ZkSessionLostError('session', this.id, detail);
+    const reason = new ZkSessionLostError('session', this.id, detail, end);
     this.lease.end();
     this.end(reason, () => {
       this.listen(this.client, 'off');
@@ -395,7 +396,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
           if (settled) return;
           settled = true;
           this.pending.delete(request);
-          if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message);
+          if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message, error.end);
           reject(error);
         },
       };

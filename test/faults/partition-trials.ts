@@ -9,6 +9,7 @@
  * a one-permit semaphore, and the simple lock.
  */
 import { LockService } from '../../lib/lock.service.js';
+import type { LockLostError } from '../../lib/errors.js';
 import type { LockHandle } from '../../lib/lock-handle.js';
 import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
 import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
@@ -34,7 +35,7 @@ export interface TrialResult {
   readonly otherGrantedMs: number | undefined;
   /** W was granted while H had not been told. */
   readonly unsafe: boolean;
-  /** What H was told (its LockLostError's message). */
+  /** Why H was told it lost the lock (LockLostError.reason). */
   readonly reason: string | undefined;
 }
 
@@ -104,7 +105,7 @@ async function trial(
     await inject();
     const timeout = sleep(OBSERVE_MS).then(() => undefined);
     const [toldAt, grantedAt] = await Promise.all([Promise.race([told, timeout]), Promise.race([waiting, timeout])]);
-    const reason = held.signal.aborted ? (held.signal.reason as Error).message : undefined;
+    const reason = held.signal.aborted ? (held.signal.reason as LockLostError).reason : undefined;
     await heal();
     // Set by W's acquire meanwhile (the check before the fault narrowed it to undefined).
     const otherGrant = other.grant as LockHandle | undefined;
@@ -223,7 +224,7 @@ async function allServing(ensemble: ZkEnsemble): Promise<void> {
 
 function describe(r: TrialResult): string {
   const ms = (v: number | undefined): string => (v === undefined ? 'never' : `${Math.round(v)} ms`);
-  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)}, W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
+  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)} (${r.reason ?? '-'}), W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
 }
 
 /**

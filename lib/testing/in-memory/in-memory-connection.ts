@@ -1,3 +1,4 @@
+import type { SessionEnd } from '../../zookeeper/zk-errors.js';
 import { ZkConnectionError, ZkLockError } from '../../errors.js';
 import { waitInSet } from '../../zookeeper/waiters.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
@@ -119,7 +120,7 @@ export class InMemoryConnection implements ZkLockConnection {
     const session = this.current;
     if (session && !session.lost.aborted) {
       this.server.tree.closeSession(session.id);
-      session.markLost('the connection was closed by the application');
+      session.markLost('the connection was closed by the application', 'closed');
     }
     this.wakeSessionWaiters();
     this.emit('closed', session?.id ?? '');
@@ -132,7 +133,7 @@ export class InMemoryConnection implements ZkLockConnection {
    */
   expireSession(): void {
     const session = this.liveSession('expireSession');
-    this.endSession(session, 'the session expired');
+    this.endSession(session, 'the session expired', 'session-expired');
   }
 
   /**
@@ -144,7 +145,7 @@ export class InMemoryConnection implements ZkLockConnection {
     if (!session.connected) return;
     session.setConnected(false);
     this.expiryTimer = setTimeout(
-      () => this.endSession(session, `disconnected for longer than the session timeout (${this.sessionTimeoutMs} ms)`),
+      () => this.endSession(session, `disconnected for longer than the session timeout (${this.sessionTimeoutMs} ms)`, 'disconnected'),
       this.sessionTimeoutMs,
     );
     this.expiryTimer.unref();
@@ -168,11 +169,11 @@ export class InMemoryConnection implements ZkLockConnection {
     return session;
   }
 
-  private endSession(session: InMemorySession, detail: string): void {
+  private endSession(session: InMemorySession, detail: string, end: SessionEnd): void {
     if (session.lost.aborted || this.current !== session) return;
     clearTimeout(this.expiryTimer);
     this.server.tree.closeSession(session.id);
-    session.markLost(detail);
+    session.markLost(detail, end);
     this.emit('lost', session.id);
     // As ZkConnection: a new session for new work, opened after everyone has heard of the loss.
     queueMicrotask(() => {

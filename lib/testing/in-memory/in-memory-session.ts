@@ -1,7 +1,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
-import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
+import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
 import type { ChildList, CreateMode, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 
@@ -50,8 +50,8 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
   }
 
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
-  markLost(detail: string): void {
-    this.end(new ZkSessionLostError('session', this.id, detail), () => {
+  markLost(detail: string, end: SessionEnd): void {
+    this.end(new ZkSessionLostError('session', this.id, detail, end), () => {
       this.heldEvents = [];
     });
   }
