@@ -5,9 +5,9 @@
  * Run with `npm run test:faults:soak`.
  */
 import { execSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { FAULTS } from './faults.js';
+import { writeReportSection } from './report-file.js';
 import { describeReport, runFaultSuite } from './suite.js';
 
 const minAcquisitions = Number(process.env.SOAK_ACQUISITIONS ?? 10_000);
@@ -25,9 +25,9 @@ const zookeeper = (() => {
 })();
 const faultCounts = new Map<string, number>();
 for (const name of report.faultsRun) faultCounts.set(name, (faultCounts.get(name) ?? 0) + 1);
-writeFileSync(
-  new URL('../../../FAULTS.md', import.meta.url),
-  `# Fault suite: latest soak
+writeReportSection(
+  'soak',
+  `## Fault soak: many clients, many faults
 
 Command: \`${process.env.NESTJS_ZK_LOCK_ADDON === 'nestjs-zk-lock' ? 'NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock ' : ''}npm run test:faults:soak\` (SOAK_ACQUISITIONS=${minAcquisitions}, at least ${minFaults} faults), run ${new Date().toISOString().slice(0, 10)}.
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), 3 servers on 127.0.0.1 with 200 ms ticks.

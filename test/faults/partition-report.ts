@@ -1,0 +1,62 @@
+/**
+ * The partition trials in full: PARTITION_TRIALS (default 25) trials of each fault on a standalone
+ * server and on a 3-node ensemble, and the lease's cost for an idle holder; prints the table and
+ * writes it to FAULTS.md. Run with `npm run test:partitions`.
+ */
+import { execSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import {
+  ENSEMBLE_FAULTS,
+  measureLeaseCost,
+  runEnsembleTrials,
+  runStandaloneTrials,
+  STANDALONE_FAULTS,
+  summarize,
+  TRIAL_SESSION_TIMEOUT_MS,
+} from './partition-trials.js';
+import { writeReportSection } from './report-file.js';
+
+const trials = Number(process.env.PARTITION_TRIALS ?? 25);
+const log = (line: string): void => console.log(`[partitions] ${line}`);
+const started = performance.now();
+const results = [...(await runStandaloneTrials(STANDALONE_FAULTS, trials, log)), ...(await runEnsembleTrials(ENSEMBLE_FAULTS, trials, log))];
+const cost = await measureLeaseCost(10);
+const where: Record<string, string> = {
+  'partition-both': 'standalone: H partitioned both ways',
+  'partition-to-client': "standalone: the server's replies to H dropped",
+  'partition-to-server': "standalone: H's requests dropped",
+  'stall-server': 'standalone: the server stopped (SIGSTOP) for 1.5 T',
+  'kill-follower': "ensemble: H's only server, a follower, killed",
+  'kill-leader': "ensemble: H's only server, the leader, killed",
+  'stall-follower': "ensemble: H's only server, a follower, stopped (SIGSTOP)",
+  'stall-leader': "ensemble: H's only server, the leader, stopped (SIGSTOP)",
+};
+const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)} ms`);
+const rows = summarize(results).map(
+  (s) => `| ${where[s.fault] ?? s.fault} | ${s.trials} | **${s.unsafe}** | ${s.granted} | ${ms(s.smallestMarginMs)} | ${ms(s.slowestToldMs)} |`,
+);
+const unsafe = results.filter((r) => r.unsafe).length;
+const zookeeper = (() => {
+  try {
+    return execSync("dpkg-query -W -f='${Version}' zookeeper", { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+const text = `## Partitions and server loss: is the holder told first?
+
+Command: \`npm run test:partitions\` (PARTITION_TRIALS=${trials}), run ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 60_000)} min.
+Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), servers on 127.0.0.1 with 200 ms ticks and syncLimit 5.
+In each trial a holder H (a LockService with default options, session timeout T = ${TRIAL_SESSION_TIMEOUT_MS} ms, so a lease of T less three quarters of T) holds a lock and a client W of another session waits for it; the fault cuts H off. The lock kind rotates: exclusive through the cohort, write (W reads), a one-permit semaphore, the simple lock. "Margin" is W's grant less H's signal.
+
+| fault | trials | H told after W was granted | W granted | smallest margin | slowest H told (from the fault) |
+| --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+Unsafe trials in all: **${unsafe}** of ${results.length}. Every H was told with reason ${[...new Set(results.map((r) => r.reason ?? 'none'))].join(', ')}.
+
+What the lease costs: an idle holder sent ${cost.renewals} renewal reads (\`exists /\`) in 10 session timeouts, **${cost.requestsPerSessionTimeout.toFixed(1)} requests per session timeout**, and no other request (the C client's own pings are not counted); a holder whose session gets other answers sends none.
+`;
+console.log(text);
+writeReportSection('partitions', text);
+process.exit(unsafe === 0 ? 0 : 1);

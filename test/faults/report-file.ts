@@ -1,0 +1,17 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+/**
+ * Writes one section of FAULTS.md (the soak's, the partition trials'), between its own markers,
+ * keeping the other sections as they are.
+ */
+export function writeReportSection(name: string, text: string): void {
+  const file = new URL('../../../FAULTS.md', import.meta.url);
+  const begin = `<!-- ${name}: begin -->`;
+  const end = `<!-- ${name}: end -->`;
+  const section = `${begin}\n${text.trim()}\n${end}`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Fault suites\n';
+  const from = current.indexOf(begin);
+  const to = current.indexOf(end);
+  const next = from >= 0 && to > from ? current.slice(0, from) + section + current.slice(to + end.length) : `${current.trimEnd()}\n\n${section}\n`;
+  writeFileSync(file, next);
+}
