@@ -181,6 +181,12 @@ export class LockUpgradeError extends ZkLockError {
   }
 }
 
+/** A value given by a user, for an error message: at most 200 characters of it. */
+export function shown(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
+}
+
 function describe(value: unknown): string {
   if (typeof value !== 'string') return `(a ${value === null ? 'null' : typeof value}, not a string)`;
   const shown = value.length > 60 ? `${value.slice(0, 60)}… (${value.length} characters)` : value;

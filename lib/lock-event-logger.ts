@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { Observable, Subscription } from 'rxjs';
-import { InvalidOptionsError } from './errors.js';
+import { InvalidOptionsError, shown } from './errors.js';
 import type { LockEvent, LockEventTarget } from './lock-events.js';
 
 /** The Nest log level lock events are written at. */
@@ -11,7 +11,7 @@ const LEVELS: readonly unknown[] = [undefined, false, true, 'debug', 'verbose', 
 /** The level the `logEvents` option asks for, or undefined for none. */
 export function logEventsLevel(option: unknown): LockEventLogLevel | undefined {
   if (!LEVELS.includes(option)) {
-    throw new InvalidOptionsError('logEvents', `must be true, false, 'debug', 'verbose' or 'log', got ${String(option)}`);
+    throw new InvalidOptionsError('logEvents', `must be true, false, 'debug', 'verbose' or 'log', got ${shown(option)}`);
   }
   if (option === undefined || option === false) return undefined;
   return option === true ? 'debug' : (option as LockEventLogLevel);

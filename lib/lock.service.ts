@@ -9,7 +9,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockServiceClosedError, shown } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
@@ -74,7 +74,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
-      throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${String(options.rootAclCheck)}`);
+      throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${shown(options.rootAclCheck)}`);
     }
     this.rootAclCheck = options.rootAclCheck ?? 'warn';
     const digest = this.connection.digest;

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import { createViewController, type ResolvedViewOptions } from './zk-lock-view.controller.js';
 import type { ZkLockViewOptions } from './zk-lock-view-options.interface.js';
 
@@ -26,7 +26,7 @@ function resolve(options: ZkLockViewOptions): ResolvedViewOptions {
   }
   const path = (options.path ?? DEFAULT_PATH).replace(/^\/+|\/+$/g, '');
   if (path === '' || !/^[A-Za-z0-9._~\-/]+$/.test(path)) {
-    throw new InvalidOptionsError('path', `must be a non-empty URL path such as 'zk-locks' or 'admin/locks', got ${JSON.stringify(options.path)}`);
+    throw new InvalidOptionsError('path', `must be a non-empty URL path such as 'zk-locks' or 'admin/locks', got ${shown(options.path)}`);
   }
   return {
     path,
@@ -39,7 +39,7 @@ function resolve(options: ZkLockViewOptions): ResolvedViewOptions {
 function positive(value: number | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value < 100) {
-    throw new InvalidOptionsError(option, `must be a number of ms, at least 100, got ${String(value)}`);
+    throw new InvalidOptionsError(option, `must be a number of ms, at least 100, got ${shown(value)}`);
   }
   return value;
 }

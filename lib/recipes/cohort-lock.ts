@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import { busy, Cohort, type CohortSettings } from './cohort-queue.js';
 import type { HeldLock } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
@@ -116,7 +116,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
 function positive(value: number | undefined, name: string, fallback: number, whole: boolean): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value) || (whole && !Number.isInteger(value))) {
-    throw new InvalidOptionsError(name, `must be a ${whole ? 'whole ' : ''}number of at least 0, got ${String(value)}`);
+    throw new InvalidOptionsError(name, `must be a ${whole ? 'whole ' : ''}number of at least 0, got ${shown(value)}`);
   }
   return value;
 }

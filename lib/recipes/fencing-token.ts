@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 
 /**
  * Fencing tokens: 40 decimal digits, fixed width, so that tokens compare correctly as strings and as
@@ -48,7 +48,7 @@ export function handoffToken(grantToken: string, handoff: number): string {
 export function validateTokenEpoch(value: unknown): number {
   if (value === undefined) return 0;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TOKEN_EPOCH) {
-    throw new InvalidOptionsError('tokenEpoch', `must be a whole number from 0 to ${MAX_TOKEN_EPOCH}, got ${String(value).slice(0, 40)}`);
+    throw new InvalidOptionsError('tokenEpoch', `must be a whole number from 0 to ${MAX_TOKEN_EPOCH}, got ${shown(value)}`);
   }
   return value;
 }

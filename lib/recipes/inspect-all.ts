@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import { decodeResource, encodeResource } from '../zookeeper/paths.js';
 import { type LockInspection, inspectLock } from './inspect.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
@@ -41,7 +41,7 @@ const DEFAULT_CONCURRENCY = 8;
 export async function inspectAll(runtime: RecipeRuntime, options: InspectAllOptions = {}): Promise<LockOverview> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new InvalidOptionsError('concurrency', `must be a positive integer, got ${String(concurrency)}`);
+    throw new InvalidOptionsError('concurrency', `must be a positive integer, got ${shown(concurrency)}`);
   }
   const { signal } = options;
   const session = await runtime.sessions.session(signal);

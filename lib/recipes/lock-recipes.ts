@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import type { LockKind } from '../lock-handle.js';
 import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
@@ -107,7 +107,7 @@ export class LockRecipes {
 /** Checks a mode / permits pair from a caller. */
 export function validateLockKind(kind: LockKind, where = ''): void {
   if (kind.mode !== undefined && !MODES.has(kind.mode)) {
-    throw new InvalidOptionsError(`${where}mode`, `must be 'exclusive', 'read', 'write' or 'simple', got ${String(kind.mode)}`);
+    throw new InvalidOptionsError(`${where}mode`, `must be 'exclusive', 'read', 'write' or 'simple', got ${shown(kind.mode)}`);
   }
   if (kind.permits !== undefined) {
     validatePermits(kind.permits);

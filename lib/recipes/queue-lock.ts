@@ -1,4 +1,4 @@
-import { InvalidOptionsError, LockLostError } from '../errors.js';
+import { InvalidOptionsError, LockLostError, shown } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
 import { ENTRY_KIND } from './queue-entry.js';
@@ -148,7 +148,7 @@ export class Semaphore extends QueueLock {
 
 export function validatePermits(permits: unknown): number {
   if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 1 || permits > MAX_PERMITS) {
-    throw new InvalidOptionsError('permits', `must be a whole number from 1 to ${MAX_PERMITS}, got ${String(permits)}`);
+    throw new InvalidOptionsError('permits', `must be a whole number from 1 to ${MAX_PERMITS}, got ${shown(permits)}`);
   }
   return permits;
 }

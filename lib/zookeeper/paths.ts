@@ -1,4 +1,4 @@
-import { InvalidOptionsError, InvalidResourceNameError } from '../errors.js';
+import { InvalidOptionsError, InvalidResourceNameError, shown } from '../errors.js';
 
 /** Longest resource name accepted, in UTF-8 bytes. Longer names are refused, never truncated or hashed. */
 export const MAX_RESOURCE_BYTES = 512;
@@ -69,20 +69,20 @@ export function decodeResource(component: string): string {
  */
 export function validateRootPath(rootPath: unknown, option = 'rootPath'): string {
   if (typeof rootPath !== 'string' || !rootPath.startsWith('/')) {
-    throw new InvalidOptionsError(option, `must be an absolute ZooKeeper path such as "/locks", got ${JSON.stringify(rootPath)}`);
+    throw new InvalidOptionsError(option, `must be an absolute ZooKeeper path such as "/locks", got ${shown(rootPath)}`);
   }
   if (rootPath === '/') {
     throw new InvalidOptionsError(option, 'must not be "/": give the locks a path of their own, such as "/locks"');
   }
   if (rootPath.endsWith('/')) {
-    throw new InvalidOptionsError(option, `must not end with "/", got ${JSON.stringify(rootPath)}`);
+    throw new InvalidOptionsError(option, `must not end with "/", got ${shown(rootPath)}`);
   }
   for (const segment of rootPath.slice(1).split('/')) {
     if (segment === '' || segment === '.' || segment === '..') {
-      throw new InvalidOptionsError(option, `has an empty, "." or ".." segment: ${JSON.stringify(rootPath)}`);
+      throw new InvalidOptionsError(option, `has an empty, "." or ".." segment: ${shown(rootPath)}`);
     }
     if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(segment)) {
-      throw new InvalidOptionsError(option, `contains a character ZooKeeper refuses in paths: ${JSON.stringify(rootPath)}`);
+      throw new InvalidOptionsError(option, `contains a character ZooKeeper refuses in paths: ${shown(rootPath)}`);
     }
     if (segment === 'zookeeper' && rootPath.startsWith('/zookeeper')) {
       throw new InvalidOptionsError(option, 'must not be under /zookeeper, which ZooKeeper reserves for itself');

@@ -1,4 +1,4 @@
-import { InvalidOptionsError, ZkConnectionError } from '../errors.js';
+import { InvalidOptionsError, shown, ZkConnectionError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeAddonName, nativeAddonName, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
@@ -70,10 +70,11 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** The default lease margin, as a share of the negotiated session timeout. */
 export const DEFAULT_LEASE_MARGIN_SHARE = 0.75;
 /**
- * Session timeouts the C client can work with: it gives each connect attempt a third of the timeout
- * (below 30 ms no server answers in time), and doubles it in an int (overflow from 2^30 ms).
+ * Session timeouts the C client can work with. It gives a connect attempt two thirds of the timeout
+ * asked for (at 1 ms it never connects; a server grants at least 2 ticks anyway), and doubles it in
+ * an int (from 2^30 ms it never connects either).
  */
-const MIN_SESSION_TIMEOUT_MS = 30;
+const MIN_SESSION_TIMEOUT_MS = 100;
 const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
@@ -424,8 +425,9 @@ function sessionTimeout(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_SESSION_TIMEOUT_MS || value > MAX_SESSION_TIMEOUT_MS) {
     throw new InvalidOptionsError(
       'sessionTimeoutMs',
-      `must be a whole number of milliseconds from ${MIN_SESSION_TIMEOUT_MS} to ${MAX_SESSION_TIMEOUT_MS} (the ZooKeeper C client's range; ` +
-        `the server then grants one between its min and max, by default 2 and 20 ticks), got ${shown(value)}`,
+      `must be a whole number of milliseconds from ${MIN_SESSION_TIMEOUT_MS} to ${MAX_SESSION_TIMEOUT_MS}, got ${shown(value)}: ` +
+        'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
+        'min and max anyway (by default 2 and 20 ticks)',
     );
   }
   return value;
@@ -441,12 +443,6 @@ function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefin
     );
   }
   return value;
-}
-
-/** An option's value for an error message: at most 200 characters of it. */
-export function shown(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
 }
 
 /** A duration option: a positive finite number of ms, or the default when absent. */
