@@ -9,6 +9,7 @@ import {
   ENSEMBLE_FAULTS,
   measureLeaseCost,
   runEnsembleTrials,
+  runIsolationTrials,
   runStandaloneTrials,
   STANDALONE_FAULTS,
   summarize,
@@ -19,7 +20,13 @@ import { writeReportSection } from './report-file.js';
 const trials = Number(process.env.PARTITION_TRIALS ?? 25);
 const log = (line: string): void => console.log(`[partitions] ${line}`);
 const started = performance.now();
-const results = [...(await runStandaloneTrials(STANDALONE_FAULTS, trials, log)), ...(await runEnsembleTrials(ENSEMBLE_FAULTS, trials, log))];
+const results = [
+  ...(await runStandaloneTrials(STANDALONE_FAULTS, trials, log)),
+  ...(await runEnsembleTrials(ENSEMBLE_FAULTS, trials, log)),
+  ...(await runIsolationTrials(trials, undefined, log)),
+];
+// The control: the same isolation with no lease margin, which the follower's late answers defeat.
+const control = summarize(await runIsolationTrials(Math.min(trials, 8), 0, log))[0]!;
 const cost = await measureLeaseCost(10);
 const where: Record<string, string> = {
   'partition-both': 'standalone: H partitioned both ways',
@@ -30,6 +37,7 @@ const where: Record<string, string> = {
   'kill-leader': "ensemble: H's only server, the leader, killed",
   'stall-follower': "ensemble: H's only server, a follower, stopped (SIGSTOP)",
   'stall-leader': "ensemble: H's only server, the leader, stopped (SIGSTOP)",
+  'isolate-follower': "ensemble: H's only server, a follower, cut off from the leader (it answers H for up to syncLimit ticks)",
 };
 const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)} ms`);
 const rows = summarize(results).map(
@@ -53,7 +61,7 @@ In each trial a holder H (a LockService with default options, session timeout T 
 | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-Unsafe trials in all: **${unsafe}** of ${results.length}. Every H was told with reason ${[...new Set(results.map((r) => r.reason ?? 'none'))].join(', ')}.
+Unsafe trials in all: **${unsafe}** of ${results.length}. The control, the last fault with \`leaseMarginMs: 0\`: H told after W was granted in **${control.unsafe} of ${control.trials}** trials (smallest margin ${ms(control.smallestMarginMs)}): a reply-based lease without the margin is not safe on an ensemble. Every H was told with reason ${[...new Set(results.map((r) => r.reason ?? 'none'))].join(', ')}.
 
 What the lease costs: an idle holder sent ${cost.renewals} renewal reads (\`exists /\`) in 10 session timeouts, **${cost.requestsPerSessionTimeout.toFixed(1)} requests per session timeout**, and no other request (the C client's own pings are not counted); a holder whose session gets other answers sends none.
 `;

@@ -11,7 +11,12 @@
 import { LockService } from '../../lib/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
 import type { LockHandle } from '../../lib/lock-handle.js';
-import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeDataDir } from '../../lib/testing/zk-process.js';
+import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { freePorts, startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
 import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
 
 export const TRIAL_SESSION_TIMEOUT_MS = 2000;
@@ -21,7 +26,9 @@ export const STANDALONE_FAULTS = ['partition-both', 'partition-to-client', 'part
 export const ENSEMBLE_FAULTS = ['kill-follower', 'kill-leader', 'stall-follower', 'stall-leader'] as const;
 export type StandaloneFault = (typeof STANDALONE_FAULTS)[number];
 export type EnsembleFault = (typeof ENSEMBLE_FAULTS)[number];
-export type PartitionFault = StandaloneFault | EnsembleFault;
+/** H's follower cut off from the rest of the ensemble (it goes on serving H for syncLimit ticks). */
+export type IsolationFault = 'isolate-follower';
+export type PartitionFault = StandaloneFault | EnsembleFault | IsolationFault;
 
 const KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
 type Kind = (typeof KINDS)[number];
@@ -44,8 +51,8 @@ const OBSERVE_MS = 5 * TRIAL_SESSION_TIMEOUT_MS + 4000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function service(connectionString: string, rootPath: string): Promise<LockService> {
-  const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS, rootAclCheck: 'off' });
+async function service(connectionString: string, rootPath: string, leaseMarginMs?: number): Promise<LockService> {
+  const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS, rootAclCheck: 'off', leaseMarginMs });
   await locks.onModuleInit();
   return locks;
 }
@@ -81,12 +88,13 @@ async function trial(
   otherConnect: string,
   inject: () => Promise<void> | void,
   heal: () => Promise<void> | void,
+  holderLeaseMarginMs?: number,
 ): Promise<TrialResult> {
   const rootPath = `/partition-${process.pid}-${fault}-${index}`;
   let h: LockService | undefined;
   let w: LockService | undefined;
   try {
-    h = await service(holderConnect, rootPath);
+    h = await service(holderConnect, rootPath, holderLeaseMarginMs);
     w = await service(otherConnect, rootPath);
     const held = await take(h, kind, true);
     const other: { grant?: LockHandle } = {};
@@ -209,6 +217,95 @@ export async function runEnsembleTrials(faults: readonly EnsembleFault[], trials
     await ensemble.stop();
   }
   return results;
+}
+
+/**
+ * Runs `trials` trials of H's follower cut off from the two other members (every link between them
+ * goes through a proxy that stops forwarding). The follower goes on answering H for syncLimit ticks,
+ * while the leader expires H's session: the case the lease margin is for. `leaseMarginMs` is H's
+ * (undefined: the default).
+ */
+export async function runIsolationTrials(
+  trials: number,
+  leaseMarginMs: number | undefined,
+  log: (line: string) => void = () => undefined,
+): Promise<TrialResult[]> {
+  const ensemble = await startIsolatableEnsemble();
+  const results: TrialResult[] = [];
+  try {
+    for (let i = 0; i < trials; i++) {
+      await allServing(ensemble);
+      const [one, two, three] = ensemble.servers;
+      const result = await trial(
+        'isolate-follower',
+        KINDS[i % KINDS.length]!,
+        i,
+        three!.connectString,
+        `${one!.connectString},${two!.connectString}`,
+        () => ensemble.cut(true),
+        () => ensemble.cut(false),
+        leaseMarginMs,
+      );
+      log(`${describe(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
+      results.push(result);
+    }
+  } finally {
+    await ensemble.stop();
+  }
+  return results;
+}
+
+/**
+ * A 3-node ensemble whose member 3 reaches the others, and they it, only through proxies that can
+ * cut it off. Members 1 and 2 start first, so one of them leads and 3 follows.
+ */
+async function startIsolatableEnsemble(): Promise<ZkEnsemble & { cut(cut: boolean): void }> {
+  const ports = await freePorts(9);
+  const real = [1, 2, 3].map((id) => ({ id, client: ports[(id - 1) * 3]!, quorum: ports[(id - 1) * 3 + 1]!, election: ports[(id - 1) * 3 + 2]! }));
+  const proxies: TcpProxy[] = [];
+  const via = async (port: number): Promise<number> => {
+    const proxy = await startTcpProxy(port);
+    proxies.push(proxy);
+    return proxy.port;
+  };
+  // How each member sees the others: 3 sees 1 and 2 through proxies, and 1 and 2 see 3 through one.
+  const seen = async (by: number, of: (typeof real)[number]): Promise<string> => {
+    const proxied = by !== of.id && (by === 3 || of.id === 3);
+    const quorum = proxied ? await via(of.quorum) : of.quorum;
+    const election = proxied ? await via(of.election) : of.election;
+    return `server.${of.id}=127.0.0.1:${quorum}:${election}`;
+  };
+  const servers: JavaZkServer[] = [];
+  for (const member of real) {
+    const peers: string[] = [];
+    for (const other of real) peers.push(await seen(member.id, other));
+    const dataDir = makeDataDir();
+    writeFileSync(join(dataDir, 'myid'), `${member.id}\n`);
+    servers.push(new JavaZkServer(member.id, member.client, dataDir, peers));
+  }
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all(proxies.map((p) => p.close()));
+  };
+  try {
+    await Promise.all([servers[0]!.start(), servers[1]!.start()]);
+    await servers[2]!.start();
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+  return {
+    servers,
+    connectString: servers.map((s) => s.connectString).join(','),
+    async leader() {
+      for (const server of servers) if (/Mode: leader/.test(await server.fourLetter('srvr').catch(() => ''))) return server;
+      throw new Error('no leader');
+    },
+    stop: stopAll,
+    cut(cut) {
+      for (const proxy of proxies) proxy.cut(cut);
+    },
+  };
 }
 
 /** Waits until every member answers and one of them leads. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENSEMBLE_FAULTS, measureLeaseCost, runEnsembleTrials, runStandaloneTrials, STANDALONE_FAULTS, summarize } from './partition-trials.js';
+import { ENSEMBLE_FAULTS, measureLeaseCost, runEnsembleTrials, runIsolationTrials, runStandaloneTrials, STANDALONE_FAULTS, summarize } from './partition-trials.js';
 
 // A few trials of each fault per run (PARTITION_TRIALS to change it); `npm run test:partitions`
 // runs the full count for FAULTS.md. Each asserts an order of events, never a duration.
@@ -22,6 +22,18 @@ describe('a holder cut off from ZooKeeper is told before anyone else is granted 
     '3-node ensemble: the holder\'s only server killed or stopped, leader and follower',
     async () => {
       const results = await runEnsembleTrials(ENSEMBLE_FAULTS, TRIALS, (line) => console.log(line));
+      for (const summary of summarize(results)) {
+        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
+        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
+      }
+    },
+    10 * 60_000,
+  );
+
+  it(
+    '3-node ensemble: the holder\'s follower cut off from the others goes on answering it, and the lease margin covers that',
+    async () => {
+      const results = await runIsolationTrials(TRIALS, undefined, (line) => console.log(line));
       for (const summary of summarize(results)) {
         expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
         expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
