@@ -28,8 +28,6 @@ export class HeldLock implements LockHandle {
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
-  /** Gives back this holder's claim on the session's lease (see SessionLease). */
-  private readonly releaseLease: () => void;
 
   constructor(
     readonly resource: string,
@@ -39,8 +37,9 @@ export class HeldLock implements LockHandle {
     private readonly onEnd: (lock: HeldLock) => void = () => undefined,
   ) {
     this.fencingToken = grant.fencingToken;
+    // Released exactly once: on a confirmed release or on the loss, whichever ends the hold.
+    grant.session.retainLease();
     this.forgetSession = grant.session.onLost(() => this.lose());
-    this.releaseLease = grant.session.retainLease();
   }
 
   /**
@@ -123,7 +122,7 @@ export class HeldLock implements LockHandle {
     // Local state is cleared only now: the delete is confirmed.
     this.state = 'released';
     this.forgetSession();
-    this.releaseLease();
+    this.grant.session.releaseLease();
     this.onEnd(this);
   }
 
@@ -145,7 +144,7 @@ export class HeldLock implements LockHandle {
     if (!this.lostController.signal.aborted) {
       this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, lossReason(cause?.end)));
     }
-    this.releaseLease();
+    this.grant.session.releaseLease();
     this.onEnd(this);
   }
 }

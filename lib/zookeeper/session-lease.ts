@@ -49,18 +49,17 @@ export class SessionLease {
   }
 
   /**
-   * Marks the session in use until the returned function is called (once): the lease renews itself
-   * meanwhile, and running out ends the session.
+   * Marks the session in use until a matching `release()`: the lease renews itself meanwhile, and
+   * running out ends the session. (A count, not a handle per user: holders come and go by the
+   * thousand a second, and should cost no allocation here.)
    */
-  retain(): () => void {
+  retain(): void {
     this.users += 1;
     if (!this.timer) this.check();
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.users -= 1;
-    };
+  }
+
+  release(): void {
+    this.users -= 1;
   }
 
   /** The session ended: no more renewals. */

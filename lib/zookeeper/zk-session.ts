@@ -58,10 +58,11 @@ export interface ZkSessionApi {
    */
   readonly leaseValidUntil: number;
   /**
-   * Marks the session in use by a holder until the returned function is called: its lease renews
-   * itself meanwhile, and the session ends when the lease runs out.
+   * Marks the session in use by a holder until a matching `releaseLease()`: its lease renews itself
+   * meanwhile, and the session ends when the lease runs out.
    */
-  retainLease(): () => void;
+  retainLease(): void;
+  releaseLease(): void;
   /**
    * The highest zxid this session's connection has seen in any answer, across its sessions (see
    * ZxidWatermark); 0 where it is not tracked.
@@ -179,8 +180,8 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   private readonly watches = new Map<string, PathWatch>();
   private handle: NativeHandle;
   private readonly lease: SessionLease;
-  /** Releases the lease while no watch is set (waiters keep it renewed, see syncWatchLease). */
-  private releaseWatchLease: (() => void) | undefined;
+  /** The watches hold the lease (waiters keep it renewed, see syncWatchLease). */
+  private watchesHoldLease = false;
 
   constructor(
     /** The native handle the session runs on; ZkConnection can move it to another (`adoptHandle`). */
@@ -235,8 +236,12 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     return this.lease.probes;
   }
 
-  retainLease(): () => void {
-    return this.lease.retain();
+  retainLease(): void {
+    this.lease.retain();
+  }
+
+  releaseLease(): void {
+    this.lease.release();
   }
 
   get highestZxid(): number {
@@ -376,12 +381,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
    * request whose answer would renew the lease: so the lease is kept renewed while any watch is set.
    */
   private syncWatchLease(): void {
-    if (this.watches.size > 0) {
-      this.releaseWatchLease ??= this.lease.retain();
-    } else if (this.releaseWatchLease) {
-      this.releaseWatchLease();
-      this.releaseWatchLease = undefined;
-    }
+    const hold = this.watches.size > 0;
+    if (hold === this.watchesHoldLease) return;
+    this.watchesHoldLease = hold;
+    if (hold) this.lease.retain();
+    else this.lease.release();
   }
 
   /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */

@@ -45,9 +45,9 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
   /** The in-memory tree's history never goes back. */
   readonly highestZxid = 0;
 
-  retainLease(): () => void {
-    return () => undefined;
-  }
+  retainLease(): void {}
+
+  releaseLease(): void {}
 
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
   markLost(detail: string, end: SessionEnd): void {
