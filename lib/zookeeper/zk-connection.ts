@@ -4,6 +4,7 @@ import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
+import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
@@ -103,6 +104,8 @@ export class ZkConnection implements ZkLockConnection {
   private current: ZkSession | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
   private readonly watermark = new ZxidWatermark();
+  /** Closes sessions given up on when their lease ran out, should the server still keep them. */
+  private readonly closer = new SessionCloser();
   private sessionWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
@@ -186,6 +189,7 @@ export class ZkConnection implements ZkLockConnection {
     if (this.closed) return;
     this.closed = true;
     this.clearLostTimer();
+    this.closer.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
@@ -331,8 +335,19 @@ export class ZkConnection implements ZkLockConnection {
   private declareLost(session: ZkSession, detail: string, end: SessionEnd): void {
     if (session.lost.aborted || this.current !== session) return;
     this.clearLostTimer();
-    session.markLost(detail, end);
-    this.replaceHandle();
+    if (end === 'lease-expired' && this.client) {
+      // The server may still keep the session: its handle is retired, to close it once that cannot
+      // block (see SessionCloser), and the next one opened now.
+      const credentials = { id: session.id, password: this.client.native.client_password };
+      const retired = this.client;
+      this.client = undefined;
+      session.markLost(detail, end);
+      this.closer.retire(retired, this.connectionString, credentials, session.timeoutMs);
+      this.reopen();
+    } else {
+      session.markLost(detail, end);
+      this.replaceHandle();
+    }
     this.emit('lost', session.id);
   }
 

@@ -149,6 +149,24 @@ describe('connection faults against a real ZooKeeper', () => {
     await (await new FairLock(connection, { rootPath: root }).acquire('p')).release();
   });
 
+  it('a holder whose lease runs out in a short partition is told at once, and its node goes as soon as the partition heals, the session closed rather than left to expire', async () => {
+    const root = uniqueRoot('shortcut');
+    const connection = await viaProxy({ sessionTimeoutMs: 4000 });
+    const observer = await connect();
+    const held = await new FairLock(connection, { rootPath: root }).acquire('s');
+    const oldSession = connection.sessionId;
+    proxy!.partition('both');
+    await new Promise((resolve) => held.signal.addEventListener('abort', resolve));
+    expect((held.signal.reason as LockLostError).reason).toBe('lease-expired');
+    // The server still keeps the session (its timeout has not passed), and with it the node.
+    expect(await childrenOf(observer, `${root}/s`)).toHaveLength(1);
+    proxy!.clearTraffic();
+    proxy!.partition('none');
+    await eventually(async () => (await childrenOf(observer, `${root}/s`)).length === 0, { what: 'the node to go' });
+    expect(proxy!.traffic().some((e) => e.kind === 'request' && e.op === 'closeSession')).toBe(true);
+    expect(connection.sessionId).not.toBe(oldSession);
+  });
+
   it('waiters keep their place through a server restart and all get the lock; no node is orphaned', async () => {
     const root = uniqueRoot('restart');
     // Standalone: a small lease margin (see above), so that the leases outlast the restart.
