@@ -11,7 +11,7 @@ import {
 import { ContextLocks } from './context-locks.js';
 import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
-import { currentLockContext, type LockContext } from './lock-context.js';
+import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from './lock-events.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
@@ -37,8 +37,9 @@ let services = 0;
  * the options supply), opened at module init; at shutdown what is still held is released and the
  * session closed.
  *
- * Inside a lock context (each request, each decorated call) locks are reentrant: taking a resource
- * the context already holds succeeds at once and counts. Outside any context every acquire is its own.
+ * Inside a lock context (each request; each withLock or decorated call made outside one) locks are
+ * reentrant: taking a resource the context already holds succeeds at once and counts. A bare
+ * `acquire` outside any context is its own.
  */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -199,8 +200,16 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Runs `fn` while holding the lock and releases it afterwards, also when `fn` throws.
    * If the lock was lost while `fn` ran and `fn` itself succeeded, rejects with the LockLostError:
    * the work was not exclusive, and the caller must know.
+   * Called outside any lock context, it opens one for `fn`: everything `fn` does is reentrant.
    */
-  async withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
+  withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
+    // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
+    // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
+    // queueing behind it, while another independent call still opens its own context and waits.
+    return runInLockContext(() => this.holding(resource, fn, options));
+  }
+
+  private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
     const lock = await this.acquire(resource, options);
     let result: T;
     try {
