@@ -19,7 +19,7 @@ export class LockTimeoutError extends ZkLockError {
     readonly waitTimeoutMs: number,
   ) {
     super(
-      `Timed out after ${waitTimeoutMs} ms waiting for the lock on "${resource}". ` +
+      `Timed out after ${forPeople(waitTimeoutMs)} ms waiting for the lock on "${resource}". ` +
         'Another holder kept it for longer. Raise waitTimeoutMs, use tryAcquire to skip busy work, ' +
         'or look at who holds it (its lock node under rootPath names the session).',
     );
@@ -144,6 +144,11 @@ export class LockUpgradeError extends ZkLockError {
         'from the start (holding the write, a read is granted at once).',
     );
   }
+}
+
+/** A duration as a person reads it: whole ms, or one decimal below 10 ms (a measured 2999.99721 is 3000). */
+function forPeople(ms: number): number {
+  return ms >= 10 ? Math.round(ms) : Math.round(ms * 10) / 10;
 }
 
 function describe(value: unknown): string {

@@ -9,7 +9,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockServiceClosedError, LockTimeoutError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
@@ -192,6 +192,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       return handles;
     } catch (error) {
       await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
+      // Each lock waited for what was left of the budget; the caller set the whole of it.
+      if (error instanceof LockTimeoutError && waitTimeoutMs !== undefined) throw new LockTimeoutError(error.resource, waitTimeoutMs);
       throw error;
     }
   }
