@@ -102,10 +102,20 @@ export class InvalidOptionsError extends ZkLockError {
   }
 }
 
-/** The lock service was used after the application started shutting down. */
+/**
+ * The lock service was used after the application started shutting down, or shut down while the
+ * call still waited for the lock (its queue entry goes with the session).
+ */
 export class LockServiceClosedError extends ZkLockError {
-  constructor(readonly resource: string) {
-    super(`Cannot lock "${resource}": the lock service is shut down (the application is stopping).`);
+  constructor(
+    readonly resource: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Cannot lock "${resource}": the lock service is shut down (the application is stopping). ` +
+        'Retry the work where the application still runs (another instance, or after restart).',
+      options,
+    );
   }
 }
 

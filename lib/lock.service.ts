@@ -9,7 +9,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError, LockTimeoutError } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockServiceClosedError, LockTimeoutError, ZkConnectionError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
@@ -356,6 +356,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
         }
       }
       return lock;
+    }, (error: unknown) => {
+      // Shutdown closes the session under the callers still queued: to them that is the service
+      // closing, not a ZooKeeper to go and check.
+      throw this.closing && error instanceof ZkConnectionError ? new LockServiceClosedError(request.resource, { cause: error }) : error;
     });
   }
 
