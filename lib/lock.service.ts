@@ -111,7 +111,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const problem = await this.recipes.rootAclProblem(this.connection.digest);
     if (!problem) return;
     if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
-    this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
+    // Without a digest identity nothing can be protected: an open rootPath is what such a setup
+    // looks like, not a fault, and a warning at every start would teach users to ignore warnings.
+    // With one, the user asked for protection and did not get it: that is worth a warning.
+    if (this.connection.digest === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
+    else this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
   }
 
   /**
