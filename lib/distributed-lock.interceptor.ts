@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { catchError, Observable } from 'rxjs';
 import { InvalidResourceNameError, LockServiceClosedError, LockTimeoutError } from './errors.js';
+import { LockBusyException } from './lock-busy.exception.js';
 import { runInNewLockContext } from './lock-context.js';
 import { ownerLabel } from './lock-request.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
@@ -17,8 +18,9 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
  * Registered globally by ZkLockModule. Gives every request its own lock context (so reentrancy is
  * per request, and two concurrent requests never share locks), and answers an HTTP request whose
  * @DistributedLock could not be had in time with the busy status and a JSON body naming the
- * resource (and a few other lock errors with their own status: see httpErrorOf). Every other error,
- * the handler's own included, passes through untouched.
+ * resource (and a few other lock errors with their own status: see httpErrorOf). In the other
+ * transports (RPC, WebSocket, GraphQL) busy becomes a LockBusyException for LockBusyFilter. Every
+ * other error, the handler's own included, passes through untouched.
  */
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
@@ -50,10 +52,18 @@ export class DistributedLockInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const owner = (): string => ownerLabel(describeCall(context));
     const handled = new Observable<unknown>((subscriber) => runInNewLockContext(() => next.handle().subscribe(subscriber), owner));
-    if (context.getType() !== 'http') return handled;
+    if (context.getType() === 'http') {
+      return handled.pipe(
+        catchError((error: unknown) => {
+          throw this.httpErrorOf(error) ?? error;
+        }),
+      );
+    }
+    // RPC, WebSocket, GraphQL: busy becomes LockBusyException, which LockBusyFilter answers in the
+    // transport's own terms (this file cannot build their exceptions without importing them).
     return handled.pipe(
       catchError((error: unknown) => {
-        throw this.httpErrorOf(error) ?? error;
+        throw error instanceof LockTimeoutError ? new LockBusyException(error) : error;
       }),
     );
   }

@@ -3,25 +3,11 @@
  * digest identity and strangers may still create or delete under rootPath. Real ZooKeeper.
  */
 import 'reflect-metadata';
-import { ConsoleLogger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { ZkLockModule, type ZkLockModuleOptions } from '../../lib/index.js';
+import { RecordingLogger } from '../support/recording-logger.js';
 import { uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
-
-/** Keeps what the application logs at warn and error. */
-class RecordingLogger extends ConsoleLogger {
-  readonly warnings: string[] = [];
-  override warn(message: unknown): void {
-    this.warnings.push(String(message));
-  }
-  override error(message: unknown): void {
-    this.warnings.push(String(message));
-  }
-  override log(): void {}
-  override debug(): void {}
-  override verbose(): void {}
-}
 
 describe('the root ACL warning', () => {
   const zk = useZooKeeper();
@@ -35,7 +21,7 @@ describe('the root ACL warning', () => {
     const app = moduleRef.createNestApplication({ logger });
     await app.init();
     await app.close();
-    return logger.warnings;
+    return [...logger.warnings, ...logger.errors];
   }
 
   it('a freshly configured application (no digest, default options) starts without a warning, every time', async () => {
