@@ -6,9 +6,10 @@ import {
   Injectable,
   type NestInterceptor,
 } from '@nestjs/common';
-import { catchError, Observable } from 'rxjs';
+import { catchError, EMPTY, Observable } from 'rxjs';
 import { InvalidResourceNameError, LockServiceClosedError, LockTimeoutError } from './errors.js';
 import { LockBusyException } from './lock-busy.exception.js';
+import { answerBusySocket } from './lock-busy.socket-answer.js';
 import { runInNewLockContext } from './lock-context.js';
 import { ownerLabel } from './lock-request.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
@@ -19,8 +20,8 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
  * per request, and two concurrent requests never share locks), and answers an HTTP request whose
  * @DistributedLock could not be had in time with the busy status and a JSON body naming the
  * resource (and a few other lock errors with their own status: see httpErrorOf). In the other
- * transports (RPC, WebSocket, GraphQL) busy becomes a LockBusyException for LockBusyFilter. Every
- * other error, the handler's own included, passes through untouched.
+ * transports busy becomes a LockBusyException for LockBusyFilter (RPC, GraphQL) or an `exception`
+ * event (WebSocket). Every other error, the handler's own included, passes through untouched.
  */
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
@@ -59,11 +60,17 @@ export class DistributedLockInterceptor implements NestInterceptor {
         }),
       );
     }
-    // RPC, WebSocket, GraphQL: busy becomes LockBusyException, which LockBusyFilter answers in the
-    // transport's own terms (this file cannot build their exceptions without importing them).
+    // RPC, GraphQL: busy becomes LockBusyException, which LockBusyFilter answers in the transport's
+    // own terms (this file cannot build their exceptions without importing them). WebSocket: Nest
+    // applies no global filter to gateways, so the busy answer is sent from here, and the handler
+    // completes without a value (nothing more is sent, nothing is logged).
     return handled.pipe(
       catchError((error: unknown) => {
-        throw error instanceof LockTimeoutError ? new LockBusyException(error) : error;
+        if (!(error instanceof LockTimeoutError)) throw error;
+        const busy = new LockBusyException(error);
+        if (context.getType() !== 'ws') throw busy;
+        answerBusySocket(context.getArgs(), busy.payload);
+        return EMPTY;
       }),
     );
   }

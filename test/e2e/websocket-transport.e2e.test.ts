@@ -1,0 +1,98 @@
+/**
+ * A socket.io gateway with @DistributedLock handlers (a real socket.io-client against it), on a real
+ * ZooKeeper: busy reaches the client in the `exception` event as `{ status: 'error', code:
+ * 'LOCK_BUSY', resource, message }`, a client waiting for an ack gets the same object there, and the
+ * server logs no error for it.
+ */
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { SubscribeMessage, WebSocketGateway, WsException } from '@nestjs/websockets';
+import { io, type Socket } from 'socket.io-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
+import { RecordingLogger } from '../support/recording-logger.js';
+import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+
+@WebSocketGateway()
+class ReportsGateway {
+  constructor(private readonly locks: LockService) {}
+
+  @SubscribeMessage('report')
+  @DistributedLock('report', { waitTimeoutMs: 0 })
+  report(): { token: string | undefined } {
+    return { token: this.locks.heldLock('report')?.fencingToken };
+  }
+
+  @SubscribeMessage('refuse')
+  @DistributedLock('report', { waitTimeoutMs: 0 })
+  refuse(): never {
+    throw new WsException({ status: 'error', message: 'the handler said no' });
+  }
+}
+
+const BUSY = {
+  status: 'error',
+  code: 'LOCK_BUSY',
+  resource: 'report',
+  message: 'The resource "report" is locked by another caller; try again later.',
+};
+
+describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const logger = new RecordingLogger();
+  let app: INestApplication;
+  let socket: Socket;
+  let locks: LockService;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('ws'), rootAclCheck: 'off' })],
+      providers: [ReportsGateway],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger });
+    await app.listen(0, '127.0.0.1');
+    locks = app.get(LockService);
+    socket = io(await app.getUrl(), { transports: ['websocket'] });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('connect_error', reject);
+    });
+  });
+  afterAll(async () => {
+    socket?.disconnect();
+    await app?.close();
+  });
+
+  /** The next `exception` event. */
+  const nextException = (): Promise<unknown> => new Promise((resolve) => socket.once('exception', resolve));
+
+  it('a free lock: the handler runs under it and acks', async () => {
+    const reply = (await socket.timeout(10_000).emitWithAck('report', {})) as { token: string };
+    expect(reply.token).toMatch(/^\d{36}$/);
+  });
+
+  it('busy: the exception event carries LOCK_BUSY with the resource, the ack comes with it, and the server logs no error', async () => {
+    const held = await locks.acquire('report'); // plain code, outside any request: its own holder
+    try {
+      const exception = nextException();
+      // Bounded so that the old behaviour (no ack, ever) fails here instead of hanging the test.
+      const ack = await socket.timeout(10_000).emitWithAck('report', {});
+      expect(ack).toEqual(BUSY);
+      expect(await exception).toEqual(BUSY);
+      // Without an ack asked for: the exception event alone.
+      const second = nextException();
+      socket.emit('report', {});
+      expect(await second).toEqual(BUSY);
+    } finally {
+      await held.release();
+    }
+    expect(logger.errors).toEqual([]);
+  });
+
+  it("a handler's own WsException passes through untouched", async () => {
+    const exception = nextException();
+    socket.emit('refuse', {});
+    expect(await exception).toMatchObject({ status: 'error', message: 'the handler said no' });
+  });
+});
