@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { ForbiddenException, type INestApplication } from '@nestjs/common';
-import { GraphQLModule, Query, Resolver } from '@nestjs/graphql';
+import { Args, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
@@ -17,14 +17,14 @@ import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 class ReportsResolver {
   constructor(private readonly locks: LockService) {}
 
-  @Query(() => String)
-  @DistributedLock('report', { waitTimeoutMs: 0 })
-  report(): string {
-    return this.locks.heldLock('report')?.fencingToken ?? 'no lock';
+  @Mutation(() => String)
+  @DistributedLock((id: string) => `reports:${id}`, { waitTimeoutMs: 0 })
+  async rebuildReport(@Args('id') id: string): Promise<string> {
+    return this.locks.heldLock(`reports:${id}`)?.fencingToken ?? 'no lock';
   }
 
   @Query(() => String)
-  @DistributedLock('report', { waitTimeoutMs: 0 })
+  @DistributedLock('reports:42', { waitTimeoutMs: 0 })
   refuse(): string {
     throw new ForbiddenException('the handler said no');
   }
@@ -65,22 +65,23 @@ describe('@DistributedLock in an Apollo GraphQL resolver, on a real ZooKeeper', 
   };
 
   it('a free lock: the resolver runs under it', async () => {
-    const answer = await query('{ report }');
+    const answer = await query('mutation { rebuildReport(id: "42") }');
     expect(answer.errors).toBeUndefined();
-    expect(answer.data?.report).toMatch(/^\d{36}$/);
+    expect(answer.data?.rebuildReport).toMatch(/^\d{36}$/);
   });
 
   it('busy: errors[0].extensions has code LOCK_BUSY and the resource, and the server logs no error', async () => {
-    const held = await locks.acquire('report'); // plain code, outside any request: its own holder
+    const held = await locks.acquire('reports:42'); // plain code, outside any request: its own holder
     let answer: GraphQLAnswer;
     try {
-      answer = await query('{ report }');
+      answer = await query('mutation { rebuildReport(id: "42") }');
     } finally {
       await held.release();
     }
     expect(answer.errors).toHaveLength(1);
-    expect(answer.errors![0]!.message).toBe('The resource "report" is locked by another caller; try again later.');
-    expect(answer.errors![0]!.extensions).toMatchObject({ code: 'LOCK_BUSY', resource: 'report' });
+    expect(answer.errors![0]!.message).toBe('The resource "reports:42" is locked by another caller; try again later.');
+    expect(answer.errors![0]!.extensions).toMatchObject({ code: 'LOCK_BUSY', resource: 'reports:42' });
+    expect(answer.data).toBeNull();
     expect(logger.errors).toEqual([]);
   });
 

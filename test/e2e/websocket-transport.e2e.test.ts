@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { SubscribeMessage, WebSocketGateway, WsException } from '@nestjs/websockets';
+import { MessageBody, SubscribeMessage, WebSocketGateway, WsException } from '@nestjs/websockets';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
@@ -18,14 +18,14 @@ import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 class ReportsGateway {
   constructor(private readonly locks: LockService) {}
 
-  @SubscribeMessage('report')
-  @DistributedLock('report', { waitTimeoutMs: 0 })
-  report(): { token: string | undefined } {
-    return { token: this.locks.heldLock('report')?.fencingToken };
+  @SubscribeMessage('reports.rebuild')
+  @DistributedLock((id: string) => `reports:${id}`, { waitTimeoutMs: 0 })
+  rebuild(@MessageBody() id: string): { token: string | undefined } {
+    return { token: this.locks.heldLock(`reports:${id}`)?.fencingToken };
   }
 
   @SubscribeMessage('refuse')
-  @DistributedLock('report', { waitTimeoutMs: 0 })
+  @DistributedLock('reports:42', { waitTimeoutMs: 0 })
   refuse(): never {
     throw new WsException({ status: 'error', message: 'the handler said no' });
   }
@@ -34,8 +34,8 @@ class ReportsGateway {
 const BUSY = {
   status: 'error',
   code: 'LOCK_BUSY',
-  resource: 'report',
-  message: 'The resource "report" is locked by another caller; try again later.',
+  resource: 'reports:42',
+  message: 'The resource "reports:42" is locked by another caller; try again later.',
 };
 
 describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
@@ -68,21 +68,21 @@ describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
   const nextException = (): Promise<unknown> => new Promise((resolve) => socket.once('exception', resolve));
 
   it('a free lock: the handler runs under it and acks', async () => {
-    const reply = (await socket.timeout(10_000).emitWithAck('report', {})) as { token: string };
+    const reply = (await socket.timeout(10_000).emitWithAck('reports.rebuild', '42')) as { token: string };
     expect(reply.token).toMatch(/^\d{36}$/);
   });
 
   it('busy: the exception event carries LOCK_BUSY with the resource, the ack comes with it, and the server logs no error', async () => {
-    const held = await locks.acquire('report'); // plain code, outside any request: its own holder
+    const held = await locks.acquire('reports:42'); // plain code, outside any request: its own holder
     try {
       const exception = nextException();
       // Bounded so that the old behaviour (no ack, ever) fails here instead of hanging the test.
-      const ack = await socket.timeout(10_000).emitWithAck('report', {});
+      const ack = await socket.timeout(10_000).emitWithAck('reports.rebuild', '42');
       expect(ack).toEqual(BUSY);
       expect(await exception).toEqual(BUSY);
       // Without an ack asked for: the exception event alone.
       const second = nextException();
-      socket.emit('report', {});
+      socket.emit('reports.rebuild', '42');
       expect(await second).toEqual(BUSY);
     } finally {
       await held.release();
