@@ -5,6 +5,7 @@
  */
 import 'reflect-metadata';
 import { Injectable, type INestApplication } from '@nestjs/common';
+import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
@@ -26,6 +27,30 @@ class Reports {
   }
 }
 
+@Injectable()
+class InvoicesService {
+  constructor(private readonly locks: LockService) {}
+
+  @DistributedLock((orderId: string) => `orders:${orderId}`)
+  async issue(orderId: string): Promise<string | undefined> {
+    return this.locks.heldLock(`orders:${orderId}`)?.fencingToken;
+  }
+}
+
+/** As in the README: an event listener that locks the order, then calls a decorated method on it. */
+@Injectable()
+class InvoiceListener {
+  constructor(
+    private readonly locks: LockService,
+    private readonly invoices: InvoicesService,
+  ) {}
+
+  @OnEvent('order.shipped')
+  onShipped(event: { orderId: string }) {
+    return this.locks.withLock(`orders:${event.orderId}`, () => this.invoices.issue(event.orderId));
+  }
+}
+
 describe('plain code outside any request: each callback entry opens a lock context', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
@@ -37,8 +62,11 @@ describe('plain code outside any request: each callback entry opens a lock conte
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       // Every wait bounded, so that a regression fails with a LockTimeoutError rather than hanging.
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath, defaultWaitTimeoutMs: 5000 })],
-      providers: [Reports],
+      imports: [
+        EventEmitterModule.forRoot(),
+        ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath, defaultWaitTimeoutMs: 5000 }),
+      ],
+      providers: [Reports, InvoicesService, InvoiceListener],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -54,6 +82,11 @@ describe('plain code outside any request: each callback entry opens a lock conte
     expect(result.inner).toBe(result.outer);
   });
 
+  it('an @OnEvent listener: withLock around a decorated method on the same order does not wait for itself', async () => {
+    const [token] = (await app.get(EventEmitter2).emitAsync('order.shipped', { orderId: '42' })) as (string | undefined)[];
+    expect(token).toMatch(/^\d{36}$/);
+  });
+
   it('withLock inside withLock on the same resource does not wait for itself', async () => {
     const result = await locks.withLock('report', (outer) => locks.withLock('report', (inner) => inner.fencingToken === outer.fencingToken));
     expect(result).toBe(true);
@@ -63,7 +96,7 @@ describe('plain code outside any request: each callback entry opens a lock conte
     expect(await reports.buildThenLock()).toBe('inner');
   });
 
-  it('acquireAll helpers (a decorated method on several resources) join what withLock holds', async () => {
+  it('a decorated method (an acquireAll helper) inside nested withLock calls joins the outermost lock', async () => {
     const result = await locks.withLock('report', () => locks.withLock('other', () => reports.build()));
     expect(result).toMatch(/^\d{36}$/);
   });
