@@ -4,6 +4,7 @@ import {
   HttpException,
   Inject,
   Injectable,
+  Logger,
   type NestInterceptor,
 } from '@nestjs/common';
 import { catchError, EMPTY, Observable } from 'rxjs';
@@ -26,6 +27,7 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 @Injectable()
 export class DistributedLockInterceptor implements NestInterceptor {
   private readonly busyStatus: 409 | 423;
+  private readonly logger = new Logger('ZkLock');
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     this.busyStatus = options.busyStatus ?? 409;
@@ -68,12 +70,28 @@ export class DistributedLockInterceptor implements NestInterceptor {
       catchError((error: unknown) => {
         if (!(error instanceof LockTimeoutError)) throw error;
         const busy = new LockBusyException(error);
+        if (context.getType() === 'rpc' && isEventHandler(context.getHandler())) {
+          // An event has no reply to carry LOCK_BUSY, and most transports drop a failed event
+          // silently: say so, once, without a stack (busy is expected, not a fault).
+          this.logger.warn(
+            `${busy.message} ${context.getClass().name}.${context.getHandler().name} did not handle this event ` +
+              '(an event has no reply to carry LOCK_BUSY): give its @DistributedLock a waitTimeoutMs to wait for the lock.',
+          );
+        }
         if (context.getType() !== 'ws') throw busy;
         answerBusySocket(context.getArgs(), busy.payload);
         return EMPTY;
       }),
     );
   }
+}
+
+/**
+ * Whether a microservice handler is an @EventPattern one. Read from the metadata key and value
+ * @nestjs/microservices writes (PATTERN_HANDLER_METADATA, PatternHandler.EVENT), not imported from it.
+ */
+function isEventHandler(handler: object): boolean {
+  return Reflect.getMetadata('microservices:handler_type', handler) === 2;
 }
 
 function answer(status: number, error: string, message: string, cause: Error & { resource?: unknown }): HttpException {

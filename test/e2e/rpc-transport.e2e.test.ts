@@ -5,14 +5,14 @@
  */
 import 'reflect-metadata';
 import { Controller, type INestApplication, type INestMicroservice } from '@nestjs/common';
-import { type ClientProxy, ClientProxyFactory, MessagePattern, type MicroserviceOptions, Payload, RpcException, Transport } from '@nestjs/microservices';
+import { type ClientProxy, ClientProxyFactory, EventPattern, MessagePattern, type MicroserviceOptions, Payload, RpcException, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
 import { freePorts } from '../../lib/testing/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
-import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 @Controller()
 class ReportsRpc {
@@ -23,6 +23,14 @@ class ReportsRpc {
   rebuild(@Payload() id: string): { token: string | undefined } {
     return { token: this.locks.heldLock(`reports:${id}`)?.fencingToken };
   }
+
+  @EventPattern('reports.changed')
+  @DistributedLock((id: string) => `reports:${id}`, { waitTimeoutMs: 0 })
+  changed(@Payload() id: string): void {
+    ReportsRpc.changedIds.push(id);
+  }
+
+  static changedIds: string[] = [];
 
   @MessagePattern('refuse')
   @DistributedLock('reports:42', { waitTimeoutMs: 0 })
@@ -75,6 +83,19 @@ describe('@DistributedLock in a TCP microservice, on a real ZooKeeper', () => {
     } finally {
       await held.release();
     }
+    expect(logger.errors).toEqual([]);
+  });
+
+  it('busy on an event (no reply to carry it): a warning naming the handler, no error, and the handler did not run', async () => {
+    const held = await locks.acquire('reports:7');
+    try {
+      await firstValueFrom(client.emit('reports.changed', '7'));
+      await eventually(() => logger.warnings.some((line) => line.includes('"reports:7"')), { what: 'the busy event to be reported' });
+    } finally {
+      await held.release();
+    }
+    expect(logger.warnings.find((line) => line.includes('"reports:7"'))).toMatch(/ReportsRpc\.changed did not handle this event.*waitTimeoutMs/);
+    expect(ReportsRpc.changedIds).not.toContain('7');
     expect(logger.errors).toEqual([]);
   });
 

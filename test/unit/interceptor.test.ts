@@ -48,7 +48,8 @@ describe('DistributedLockInterceptor error mapping', () => {
 });
 
 describe('DistributedLockInterceptor outside HTTP', () => {
-  const of = (type: string, args: unknown[] = []) => ({ getType: () => type, getArgs: () => args }) as unknown as ExecutionContext;
+  const of = (type: string, args: unknown[] = []) =>
+    ({ getType: () => type, getArgs: () => args, getHandler: () => function handler() {}, getClass: () => class Handlers {} }) as unknown as ExecutionContext;
 
   it('turns busy into LockBusyException for RPC and GraphQL, carrying the code and the resource', async () => {
     const interceptor = new DistributedLockInterceptor({ connectionString: 'x:1' });
