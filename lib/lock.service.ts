@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Observable } from 'rxjs';
 import {
@@ -9,7 +10,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError, LockTimeoutError, ZkConnectionError } from './errors.js';
+import { InvalidOptionsError, LockAbortedError, LockLostError, LockServiceClosedError, LockTimeoutError, ZkConnectionError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
@@ -31,6 +32,8 @@ import {
 import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
+/** The reason the waits still queued at shutdown are stopped with. */
+const SHUTTING_DOWN = Symbol('the application is shutting down');
 let services = 0;
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
@@ -58,6 +61,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     if (this.held.size === 0) this.allReleased?.();
   };
   private closing = false;
+  /**
+   * Ends the waits still queued at shutdown when the connection is supplied: closing a session of
+   * our own ends them, but a supplied connection outlives this service. Only their acquires carry it,
+   * so a wait with neither timeout nor signal keeps its controller-free path on our own session.
+   */
+  private readonly stopWaits: AbortController | undefined;
   private allReleased: (() => void) | undefined;
   private readonly shutdownGraceMs: number;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
@@ -72,6 +81,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
     this.shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
+    if (!this.ownsConnection) {
+      this.stopWaits = new AbortController();
+      setMaxListeners(0, this.stopWaits.signal); // one listener per waiting call, however many
+    }
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
@@ -141,6 +154,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** Releases anything left, then closes the session unless it was supplied. */
   async onApplicationShutdown(): Promise<void> {
     this.closing = true;
+    this.stopWaits?.abort(SHUTTING_DOWN);
     await this.revokeAll();
     if (this.ownsConnection) this.connection.close();
     // A supplied connection outlives this service: stop listening to it.
@@ -339,7 +353,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
         taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
       } else {
         const recipe = this.recipes.recipeFor(request.kind);
-        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: request.signal, data, onEnd: this.forget };
+        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: this.waitSignal(request.signal), data, onEnd: this.forget };
         taking = tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
       }
     } catch (error) {
@@ -361,10 +375,17 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       }
       return lock;
     }, (error: unknown) => {
-      // Shutdown closes the session under the callers still queued: to them that is the service
-      // closing, not a ZooKeeper to go and check.
-      throw this.closing && error instanceof ZkConnectionError ? new LockServiceClosedError(request.resource, { cause: error }) : error;
+      // Shutdown closes the session (or stops the waits) of the callers still queued: to them that is
+      // the service closing, not a ZooKeeper to go and check or a signal of their own.
+      const endedByShutdown = error instanceof ZkConnectionError || (error instanceof LockAbortedError && error.cause === SHUTTING_DOWN);
+      throw this.closing && endedByShutdown ? new LockServiceClosedError(request.resource, { cause: error }) : error;
     });
+  }
+
+  /** The signal a wait stops on: the caller's, and shutdown's when the connection is supplied. */
+  private waitSignal(caller: AbortSignal | undefined): AbortSignal | undefined {
+    if (!this.stopWaits) return caller;
+    return caller ? AbortSignal.any([caller, this.stopWaits.signal]) : this.stopWaits.signal;
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
