@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Observable } from 'rxjs';
 import {
@@ -10,10 +9,11 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockAbortedError, LockLostError, LockServiceClosedError, LockTimeoutError, ZkConnectionError } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockTimeoutError } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
 import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
+import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from './lock-events.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
@@ -32,8 +32,6 @@ import {
 import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
-/** The reason the waits still queued at shutdown are stopped with. */
-const SHUTTING_DOWN = Symbol('the application is shutting down');
 let services = 0;
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
@@ -52,23 +50,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
-  private readonly held = new Set<HeldLock>();
   private readonly defaultWaitTimeoutMs: number | undefined;
   private readonly hostData = { host: hostname(), pid: process.pid };
   private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
-  private readonly forget = (lock: HeldLock): void => {
-    this.held.delete(lock);
-    if (this.held.size === 0) this.allReleased?.();
-  };
-  private closing = false;
-  /**
-   * Ends the waits still queued at shutdown when the connection is supplied: closing a session of
-   * our own ends them, but a supplied connection outlives this service. Only their acquires carry it,
-   * so a wait with neither timeout nor signal keeps its controller-free path on our own session.
-   */
-  private readonly stopWaits: AbortController | undefined;
-  private allReleased: (() => void) | undefined;
-  private readonly shutdownGraceMs: number;
+  /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
+  private readonly shutdown: LockServiceShutdown;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
   private readonly events = new LockEvents();
   /** What to undo at shutdown: listeners on the connection and the event log. */
@@ -79,12 +65,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
     }
     this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
-    this.shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
-    if (!this.ownsConnection) {
-      this.stopWaits = new AbortController();
-      setMaxListeners(0, this.stopWaits.signal); // one listener per waiting call, however many
-    }
+    this.shutdown = new LockServiceShutdown(shutdownGraceMs, !this.ownsConnection, this.logger);
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
@@ -137,35 +120,18 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * them: their signal aborts with a LockLostError saying the application is stopping.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    if (this.held.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.shutdownGraceMs);
-        this.allReleased = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.allReleased = undefined;
-    }
-    await this.revokeAll();
+    await this.shutdown.begin();
   }
 
-  /** Releases anything left, then closes the session unless it was supplied. */
+  /**
+   * Releases anything left and rejects the callers still waiting with LockServiceClosedError, then
+   * closes the session unless it was supplied.
+   */
   async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    this.stopWaits?.abort(SHUTTING_DOWN);
-    await this.revokeAll();
+    await this.shutdown.finish();
     if (this.ownsConnection) this.connection.close();
     // A supplied connection outlives this service: stop listening to it.
     for (const stop of this.detach.splice(0)) stop();
-  }
-
-  private async revokeAll(): Promise<void> {
-    const results = await Promise.allSettled([...this.held].map((lock) => lock.revoke('the application is shutting down')));
-    for (const result of results) {
-      if (result.status === 'rejected') this.logger.warn(`Releasing a lock at shutdown failed: ${String(result.reason)}`);
-    }
   }
 
   /**
@@ -298,7 +264,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       sessionId: this.connection.sessionId,
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
       addon: this.connection.addon,
-      heldLocks: this.held.size,
+      heldLocks: this.shutdown.heldCount,
     };
   }
 
@@ -333,9 +299,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const taker = {
       take: (context: LockContext | undefined) => this.take(request, context, tryOnly),
-      assertOpen: () => {
-        if (this.closing) throw new LockServiceClosedError(request.resource);
-      },
+      assertOpen: () => this.shutdown.assertOpen(request.resource),
     };
     if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly, taker);
     const owner = request.owner ?? currentLockContext()?.owner;
@@ -350,42 +314,24 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       const data = this.nodeData(request.owner ?? context?.owner);
       const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
       if (write) {
-        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
+        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.shutdown.forget });
       } else {
         const recipe = this.recipes.recipeFor(request.kind);
-        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: this.waitSignal(request.signal), data, onEnd: this.forget };
+        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: this.shutdown.waitSignal(request.signal), data, onEnd: this.shutdown.forget };
         taking = tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
       }
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return taking.then((lock) => {
-      if (lock?.isHeld()) {
-        this.held.add(lock); // counted among those shutdown must release
-        // Asked for before shutdown began and granted after: the grace period holds for it too, then
-        // it is taken away (shutdown may have found nothing held and gone on already).
-        if (this.closing) {
-          const revoke = (): void => {
-            lock.revoke('the application is shutting down').catch((error: unknown) => {
-              this.logger.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
-            });
-          };
-          setTimeout(revoke, this.shutdownGraceMs).unref();
-        }
-      }
-      return lock;
-    }, (error: unknown) => {
-      // Shutdown closes the session (or stops the waits) of the callers still queued: to them that is
-      // the service closing, not a ZooKeeper to go and check or a signal of their own.
-      const endedByShutdown = error instanceof ZkConnectionError || (error instanceof LockAbortedError && error.cause === SHUTTING_DOWN);
-      throw this.closing && endedByShutdown ? new LockServiceClosedError(request.resource, { cause: error }) : error;
-    });
-  }
-
-  /** The signal a wait stops on: the caller's, and shutdown's when the connection is supplied. */
-  private waitSignal(caller: AbortSignal | undefined): AbortSignal | undefined {
-    if (!this.stopWaits) return caller;
-    return caller ? AbortSignal.any([caller, this.stopWaits.signal]) : this.stopWaits.signal;
+    return taking.then(
+      (lock) => {
+        if (lock?.isHeld()) this.shutdown.adopt(lock);
+        return lock;
+      },
+      (error: unknown) => {
+        throw this.shutdown.explain(error, request.resource);
+      },
+    );
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
