@@ -1,14 +1,16 @@
 /**
- * A socket.io gateway with @DistributedLock handlers (a real socket.io-client against it), on a real
- * ZooKeeper: busy reaches the client in the `exception` event as `{ status: 'error', code:
- * 'LOCK_BUSY', resource, message }`, a client waiting for an ack gets the same object there, and the
- * server logs no error for it.
+ * A socket.io gateway with @DistributedLock handlers (a real socket.io-client against it), and the
+ * same gateway on the native ws adapter, on a real ZooKeeper: busy reaches the client in the
+ * `exception` event as `{ status: 'error', code: 'LOCK_BUSY', resource, message }`, a socket.io
+ * client waiting for an ack gets the same object there, and the server logs no error for it.
  */
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
+import { WsAdapter } from '@nestjs/platform-ws';
 import { Test } from '@nestjs/testing';
 import { MessageBody, SubscribeMessage, WebSocketGateway, WsException } from '@nestjs/websockets';
 import { io, type Socket } from 'socket.io-client';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
@@ -94,5 +96,51 @@ describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
     const exception = nextException();
     socket.emit('refuse', {});
     expect(await exception).toMatchObject({ status: 'error', message: 'the handler said no' });
+  });
+});
+
+describe('@DistributedLock in a gateway on the native ws adapter, on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const logger = new RecordingLogger();
+  let app: INestApplication;
+  let socket: WebSocket;
+  let locks: LockService;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('nativews'), rootAclCheck: 'off' })],
+      providers: [ReportsGateway],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger });
+    app.useWebSocketAdapter(new WsAdapter(app));
+    await app.listen(0, '127.0.0.1');
+    locks = app.get(LockService);
+    socket = new WebSocket((await app.getUrl()).replace(/^http/, 'ws'));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+  });
+  afterAll(async () => {
+    socket?.close();
+    await app?.close();
+  });
+
+  /** The next message the server sends, parsed. */
+  const nextMessage = (): Promise<unknown> => new Promise((resolve) => socket.once('message', (data) => resolve(JSON.parse(String(data)))));
+
+  it('busy: the client receives { event: "exception", data } with LOCK_BUSY and the resource, and the server logs no error', async () => {
+    const free = nextMessage();
+    socket.send(JSON.stringify({ event: 'reports.rebuild', data: '42' }));
+    expect(await free).toMatchObject({ token: expect.stringMatching(/^\d{36}$/) });
+    const held = await locks.acquire('reports:42');
+    try {
+      const busy = nextMessage();
+      socket.send(JSON.stringify({ event: 'reports.rebuild', data: '42' }));
+      expect(await busy).toEqual({ event: 'exception', data: BUSY });
+    } finally {
+      await held.release();
+    }
+    expect(logger.errors).toEqual([]);
   });
 });

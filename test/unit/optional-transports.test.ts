@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const TRANSPORT_PACKAGES = ['@nestjs/microservices', '@nestjs/websockets', '@nestjs/platform-socket.io', '@nestjs/graphql', '@nestjs/apollo', '@apollo/server', 'graphql', 'socket.io'];
+const TRANSPORT_PACKAGES = ['@nestjs/microservices', '@nestjs/websockets', '@nestjs/platform-socket.io', '@nestjs/platform-ws', 'ws', '@nestjs/graphql', '@nestjs/apollo', '@apollo/server', 'graphql', 'socket.io'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
