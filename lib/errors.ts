@@ -19,7 +19,7 @@ export class LockTimeoutError extends ZkLockError {
     readonly waitTimeoutMs: number,
   ) {
     super(
-      `Timed out after ${waitTimeoutMs} ms waiting for the lock on "${resource}". ` +
+      `Timed out after ${forPeople(waitTimeoutMs)} ms waiting for the lock on "${resource}". ` +
         'Another holder kept it for longer. Raise waitTimeoutMs, use tryAcquire to skip busy work, ' +
         'or look at who holds it (its lock node under rootPath names the session).',
     );
@@ -137,10 +137,20 @@ export class InvalidOptionsError extends ZkLockError {
   }
 }
 
-/** The lock service was used after the application started shutting down. */
+/**
+ * The lock service was used after the application started shutting down, or shut down while the
+ * call still waited for the lock (its queue entry goes with the session).
+ */
 export class LockServiceClosedError extends ZkLockError {
-  constructor(readonly resource: string) {
-    super(`Cannot lock "${resource}": the lock service is shut down (the application is stopping).`);
+  constructor(
+    readonly resource: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Cannot lock "${resource}": the lock service is shut down (the application is stopping). ` +
+        'Retry the work where the application still runs (another instance, or after restart).',
+      options,
+    );
   }
 }
 
@@ -185,6 +195,11 @@ export class LockUpgradeError extends ZkLockError {
 export function shown(value: unknown): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
   return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
+}
+
+/** A duration as a person reads it: whole ms, or one decimal below 10 ms (a measured 2999.99721 is 3000). */
+function forPeople(ms: number): number {
+  return ms >= 10 ? Math.round(ms) : Math.round(ms * 10) / 10;
 }
 
 function describe(value: unknown): string {

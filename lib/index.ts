@@ -25,6 +25,10 @@ export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, Histog
 export { DistributedLock } from './distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
+// Busy in RPC, WebSocket and GraphQL terms (HTTP answers with busyStatus).
+export { LockBusyFilter } from './lock-busy.filter.js';
+export { LockBusyException, LOCK_BUSY } from './lock-busy.exception.js';
+export type { LockBusyPayload } from './lock-busy.exception.js';
 export { ZkLockViewModule, inspectAll, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
 export { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 export {

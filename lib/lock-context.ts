@@ -13,8 +13,8 @@ export interface HeldEntry {
 }
 
 /**
- * Who owns which lock. Each incoming request, and each decorated call made outside any request
- * (a cron job, a script), runs in its own context; inside one context a resource already held is
+ * Who owns which lock. Each incoming request, and each withLock or decorated call made outside any
+ * context (a cron job, an event handler, a queue consumer, a script), runs in its own context; inside one context a resource already held is
  * taken again at once and counted, and released when the outermost holder lets go.
  */
 export class LockContext {

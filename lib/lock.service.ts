@@ -9,10 +9,11 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockServiceClosedError, shown } from './errors.js';
+import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from './errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
-import { currentLockContext, type LockContext } from './lock-context.js';
+import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
 import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
+import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from './lock-events.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
 import type { HeldLock } from './recipes/held-lock.js';
@@ -37,8 +38,9 @@ let services = 0;
  * the options supply), opened at module init; at shutdown what is still held is released and the
  * session closed.
  *
- * Inside a lock context (each request, each decorated call) locks are reentrant: taking a resource
- * the context already holds succeeds at once and counts. Outside any context every acquire is its own.
+ * Inside a lock context (each request; each withLock or decorated call made outside one) locks are
+ * reentrant: taking a resource the context already holds succeeds at once and counts. A bare
+ * `acquire` outside any context is its own.
  */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -48,17 +50,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
-  private readonly held = new Set<HeldLock>();
   private readonly defaultWaitTimeoutMs: number | undefined;
   private readonly hostData = { host: hostname(), pid: process.pid };
   private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
-  private readonly forget = (lock: HeldLock): void => {
-    this.held.delete(lock);
-    if (this.held.size === 0) this.allReleased?.();
-  };
-  private closing = false;
-  private allReleased: (() => void) | undefined;
-  private readonly shutdownGraceMs: number;
+  /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
+  private readonly shutdown: LockServiceShutdown;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
   private readonly events = new LockEvents();
   /** What to undo at shutdown: listeners on the connection and the event log. */
@@ -69,8 +65,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
     }
     this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
-    this.shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
+    this.shutdown = new LockServiceShutdown(shutdownGraceMs, !this.ownsConnection, this.logger);
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
@@ -111,7 +108,11 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const problem = await this.recipes.rootAclProblem(this.connection.digest);
     if (!problem) return;
     if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
-    this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
+    // Without a digest identity nothing can be protected: an open rootPath is what such a setup
+    // looks like, not a fault, and a warning at every start would teach users to ignore warnings.
+    // With one, the user asked for protection and did not get it: that is worth a warning.
+    if (this.connection.digest === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
+    else this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
   }
 
   /**
@@ -120,34 +121,18 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * them: their signal aborts with a LockLostError saying the application is stopping.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    if (this.held.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.shutdownGraceMs);
-        this.allReleased = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.allReleased = undefined;
-    }
-    await this.revokeAll();
+    await this.shutdown.begin();
   }
 
-  /** Releases anything left, then closes the session unless it was supplied. */
+  /**
+   * Releases anything left and rejects the callers still waiting with LockServiceClosedError, then
+   * closes the session unless it was supplied.
+   */
   async onApplicationShutdown(): Promise<void> {
-    this.closing = true;
-    await this.revokeAll();
+    await this.shutdown.finish();
     if (this.ownsConnection) this.connection.close();
     // A supplied connection outlives this service: stop listening to it.
     for (const stop of this.detach.splice(0)) stop();
-  }
-
-  private async revokeAll(): Promise<void> {
-    const results = await Promise.allSettled([...this.held].map((lock) => lock.revoke('the application is shutting down')));
-    for (const result of results) {
-      if (result.status === 'rejected') this.logger.warn(`Releasing a lock at shutdown failed: ${String(result.reason)}`);
-    }
   }
 
   /**
@@ -192,6 +177,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       return handles;
     } catch (error) {
       await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
+      // Each lock waited for what was left of the budget; the caller set the whole of it.
+      if (error instanceof LockTimeoutError && waitTimeoutMs !== undefined) throw new LockTimeoutError(error.resource, waitTimeoutMs);
       throw error;
     }
   }
@@ -200,8 +187,16 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Runs `fn` while holding the lock and releases it afterwards, also when `fn` throws.
    * If the lock was lost while `fn` ran and `fn` itself succeeded, rejects with the LockLostError:
    * the work was not exclusive, and the caller must know.
+   * Called outside any lock context, it opens one for `fn`: everything `fn` does is reentrant.
    */
-  async withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
+  withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
+    // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
+    // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
+    // queueing behind it, while another independent call still opens its own context and waits.
+    return runInLockContext(() => this.holding(resource, fn, options));
+  }
+
+  private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
     const lock = await this.acquire(resource, options);
     let result: T;
     try {
@@ -270,7 +265,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       sessionId: this.connection.sessionId,
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
       addon: this.connection.addon,
-      heldLocks: this.held.size,
+      heldLocks: this.shutdown.heldCount,
     };
   }
 
@@ -305,9 +300,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const taker = {
       take: (context: LockContext | undefined) => this.take(request, context, tryOnly),
-      assertOpen: () => {
-        if (this.closing) throw new LockServiceClosedError(request.resource);
-      },
+      assertOpen: () => this.shutdown.assertOpen(request.resource),
     };
     if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly, taker);
     const owner = request.owner ?? currentLockContext()?.owner;
@@ -322,31 +315,24 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       const data = this.nodeData(request.owner ?? context?.owner);
       const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
       if (write) {
-        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.forget });
+        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.shutdown.forget });
       } else {
         const recipe = this.recipes.recipeFor(request.kind);
-        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: request.signal, data, onEnd: this.forget };
+        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: this.shutdown.waitSignal(request.signal), data, onEnd: this.shutdown.forget };
         taking = tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
       }
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return taking.then((lock) => {
-      if (lock?.isHeld()) {
-        this.held.add(lock); // counted among those shutdown must release
-        // Asked for before shutdown began and granted after: the grace period holds for it too, then
-        // it is taken away (shutdown may have found nothing held and gone on already).
-        if (this.closing) {
-          const revoke = (): void => {
-            lock.revoke('the application is shutting down').catch((error: unknown) => {
-              this.logger.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
-            });
-          };
-          setTimeout(revoke, this.shutdownGraceMs).unref();
-        }
-      }
-      return lock;
-    });
+    return taking.then(
+      (lock) => {
+        if (lock?.isHeld()) this.shutdown.adopt(lock);
+        return lock;
+      },
+      (error: unknown) => {
+        throw this.shutdown.explain(error, request.resource);
+      },
+    );
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */

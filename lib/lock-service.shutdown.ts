@@ -1,0 +1,110 @@
+import { setMaxListeners } from 'node:events';
+import type { Logger } from '@nestjs/common';
+import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from './errors.js';
+import type { HeldLock } from './recipes/held-lock.js';
+
+/** The reason the waits still queued at shutdown are stopped with. */
+const SHUTTING_DOWN = Symbol('the application is shutting down');
+const REVOKED_BECAUSE = 'the application is shutting down';
+
+/**
+ * What shutdown does to one LockService's locks: it counts the locks taken from ZooKeeper, refuses
+ * new ones once shutdown began, gives the holders their grace period, then takes what is left away;
+ * and it tells the callers still waiting that the service closed (LockServiceClosedError).
+ */
+export class LockServiceShutdown {
+  private readonly held = new Set<HeldLock>();
+  private allReleased: (() => void) | undefined;
+  private closing = false;
+  /**
+   * Ends the waits still queued at shutdown when the connection is supplied: closing a session of
+   * our own ends them, but a supplied connection outlives the service. Only their acquires carry it,
+   * so a wait with neither timeout nor signal keeps its controller-free path on our own session.
+   */
+  private readonly stopWaits: AbortController | undefined;
+
+  constructor(
+    private readonly graceMs: number,
+    connectionSupplied: boolean,
+    private readonly logger: Logger,
+  ) {
+    if (connectionSupplied) {
+      this.stopWaits = new AbortController();
+      setMaxListeners(0, this.stopWaits.signal); // one listener per waiting call, however many
+    }
+  }
+
+  /** A lock's end (released, revoked or lost): it no longer counts. Given to the recipes as `onEnd`. */
+  readonly forget = (lock: HeldLock): void => {
+    this.held.delete(lock);
+    if (this.held.size === 0) this.allReleased?.();
+  };
+
+  /** How many locks taken from ZooKeeper are held now. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** @throws LockServiceClosedError once shutdown has begun */
+  assertOpen(resource: string): void {
+    if (this.closing) throw new LockServiceClosedError(resource);
+  }
+
+  /** The signal a wait stops on: the caller's, and shutdown's when the connection is supplied. */
+  waitSignal(caller: AbortSignal | undefined): AbortSignal | undefined {
+    if (!this.stopWaits) return caller;
+    return caller ? AbortSignal.any([caller, this.stopWaits.signal]) : this.stopWaits.signal;
+  }
+
+  /** Counts a lock just granted among those shutdown must release. */
+  adopt(lock: HeldLock): void {
+    this.held.add(lock);
+    // Asked for before shutdown began and granted after: the grace period holds for it too, then it
+    // is taken away (shutdown may have found nothing held and gone on already).
+    if (this.closing) setTimeout(() => void this.revoke(lock), this.graceMs).unref();
+  }
+
+  /**
+   * The error a waiting caller gets: shutdown closing the session (or stopping the wait) under it is
+   * the service closing, not a ZooKeeper to go and check or a signal of its own.
+   */
+  explain(error: unknown, resource: string): unknown {
+    const endedByShutdown = error instanceof ZkConnectionError || (error instanceof LockAbortedError && error.cause === SHUTTING_DOWN);
+    return this.closing && endedByShutdown ? new LockServiceClosedError(resource, { cause: error }) : error;
+  }
+
+  /** Shutdown begins: refuse new locks, wait up to the grace period for the holders, revoke the rest. */
+  async begin(): Promise<void> {
+    this.closing = true;
+    if (this.held.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.graceMs);
+        this.allReleased = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.allReleased = undefined;
+    }
+    await this.revokeAll();
+  }
+
+  /** Shutdown ends: stop the waits a supplied connection would keep, revoke anything left. */
+  async finish(): Promise<void> {
+    this.closing = true;
+    this.stopWaits?.abort(SHUTTING_DOWN);
+    await this.revokeAll();
+  }
+
+  private async revokeAll(): Promise<void> {
+    await Promise.all([...this.held].map((lock) => this.revoke(lock)));
+  }
+
+  private async revoke(lock: HeldLock): Promise<void> {
+    try {
+      await lock.revoke(REVOKED_BECAUSE);
+    } catch (error) {
+      this.logger.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
+    }
+  }
+}
