@@ -67,7 +67,7 @@ describe('@DistributedLock in an Apollo GraphQL resolver, on a real ZooKeeper', 
   it('a free lock: the resolver runs under it', async () => {
     const answer = await query('mutation { rebuildReport(id: "42") }');
     expect(answer.errors).toBeUndefined();
-    expect(answer.data?.rebuildReport).toMatch(/^\d{36}$/);
+    expect(answer.data?.rebuildReport).toMatch(/^\d{40}$/);
   });
 
   it('busy: errors[0].extensions has code LOCK_BUSY and the resource, and the server logs no error', async () => {

@@ -72,7 +72,7 @@ describe('@DistributedLock in a TCP microservice, on a real ZooKeeper', () => {
 
   it('a free lock: the handler runs under it', async () => {
     const reply = await firstValueFrom(client.send<{ token: string }>('reports.rebuild', '42'));
-    expect(reply.token).toMatch(/^\d{36}$/);
+    expect(reply.token).toMatch(/^\d{40}$/);
   });
 
   it('busy: the client receives LOCK_BUSY with the resource, and the server logs no error', async () => {

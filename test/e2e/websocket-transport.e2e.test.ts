@@ -71,7 +71,7 @@ describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
 
   it('a free lock: the handler runs under it and acks', async () => {
     const reply = (await socket.timeout(10_000).emitWithAck('reports.rebuild', '42')) as { token: string };
-    expect(reply.token).toMatch(/^\d{36}$/);
+    expect(reply.token).toMatch(/^\d{40}$/);
   });
 
   it('busy: the exception event carries LOCK_BUSY with the resource, the ack comes with it, and the server logs no error', async () => {
@@ -132,7 +132,7 @@ describe('@DistributedLock in a gateway on the native ws adapter, on a real ZooK
   it('busy: the client receives { event: "exception", data } with LOCK_BUSY and the resource, and the server logs no error', async () => {
     const free = nextMessage();
     socket.send(JSON.stringify({ event: 'reports.rebuild', data: '42' }));
-    expect(await free).toMatchObject({ token: expect.stringMatching(/^\d{36}$/) });
+    expect(await free).toMatchObject({ token: expect.stringMatching(/^\d{40}$/) });
     const held = await locks.acquire('reports:42');
     try {
       const busy = nextMessage();

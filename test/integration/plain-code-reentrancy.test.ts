@@ -84,7 +84,7 @@ describe('plain code outside any request: each callback entry opens a lock conte
 
   it('an @OnEvent listener: withLock around a decorated method on the same order does not wait for itself', async () => {
     const [token] = (await app.get(EventEmitter2).emitAsync('order.shipped', { orderId: '42' })) as (string | undefined)[];
-    expect(token).toMatch(/^\d{36}$/);
+    expect(token).toMatch(/^\d{40}$/);
   });
 
   it('withLock inside withLock on the same resource does not wait for itself', async () => {
@@ -98,7 +98,7 @@ describe('plain code outside any request: each callback entry opens a lock conte
 
   it('a decorated method (an acquireAll helper) inside nested withLock calls joins the outermost lock', async () => {
     const result = await locks.withLock('report', () => locks.withLock('other', () => reports.build()));
-    expect(result).toMatch(/^\d{36}$/);
+    expect(result).toMatch(/^\d{40}$/);
   });
 
   it('two independent plain-code calls on one resource still exclude each other', async () => {
