@@ -55,7 +55,7 @@ const text = `## Partitions and server loss: is the holder told first?
 
 Command: \`npm run test:partitions\` (PARTITION_TRIALS=${trials}), run ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 60_000)} min.
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), servers on 127.0.0.1 with 200 ms ticks and syncLimit 5.
-In each trial a holder H (a LockService with default options, session timeout T = ${TRIAL_SESSION_TIMEOUT_MS} ms, so a lease of T less three quarters of T) holds a lock and a client W of another session waits for it; the fault cuts H off. The lock kind rotates: exclusive through the cohort, write (W reads), a one-permit semaphore, the simple lock. "Margin" is W's grant less H's signal.
+In each trial a holder H (a LockService with default options, session timeout T = ${TRIAL_SESSION_TIMEOUT_MS} ms, so a lease of T/4 after the latest answer) holds a lock and a client W of another session waits for it; the fault cuts H off. The lock kind rotates: exclusive through the cohort, write (W reads), a one-permit semaphore, the simple lock. "Margin" is W's grant less H's signal.
 
 | fault | trials | H told after W was granted | W granted | smallest margin | slowest H told (from the fault) |
 | --- | --- | --- | --- | --- | --- |

@@ -155,9 +155,18 @@ describe('connection faults against a real ZooKeeper', () => {
     const observer = await connect();
     const held = await new FairLock(connection, { rootPath: root }).acquire('s');
     const oldSession = connection.sessionId;
+    // Held, with a lease of a quarter of the session timeout from the latest answer.
+    expect(held.validUntil).toBeGreaterThan(performance.now());
+    expect(held.validUntil).toBeLessThanOrEqual(performance.now() + 1000);
+    expect(() => held.assertHeld()).not.toThrow();
+    expect(() => held.assertHeld(4000)).toThrow(/less than the 4000 ms asked for/);
+    expect(held.isHeld()).toBe(true);
     proxy!.partition('both');
     await new Promise((resolve) => held.signal.addEventListener('abort', resolve));
     expect((held.signal.reason as LockLostError).reason).toBe('lease-expired');
+    expect(() => held.assertHeld()).toThrow(held.signal.reason as Error);
+    expect(held.validUntil).toBe(Number.NEGATIVE_INFINITY);
+    expect(held.isHeld()).toBe(false);
     // The server still keeps the session (its timeout has not passed), and with it the node.
     expect(await childrenOf(observer, `${root}/s`)).toHaveLength(1);
     proxy!.clearTraffic();
