@@ -78,6 +78,8 @@ mkdir -p "$stage/native"
 cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
 run_logged "tsc -p tsconfig.build.json" "$work/build.log" \
   "$repo/node_modules/.bin/tsc" -p "$repo/tsconfig.build.json" --outDir "$stage/dist"
+# What `npm run build` does after tsc: the ES module entries that re-export the CommonJS build.
+run_logged "scripts/write-esm-entries.mjs" "$work/build-esm.log" node "$repo/scripts/write-esm-entries.mjs" "$stage/dist"
 
 step "npm pack"
 # The build already ran; prepack/prepare scripts would run in a copy without its tsconfig.
