@@ -13,6 +13,7 @@
 // declarations, so TypeScript sees one class per export under either condition.
 //
 // usage: node scripts/write-esm-entries.mjs <outDir>
+// (outDir outside this repository: set NODE_PATH to its node_modules, as scripts/test-packaging.sh does)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
