@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Packs nestjs-zk-lock as `npm publish` would ship it, installs the tarball into three apps made
-# from test/packaging/ (Nest 12 with ES modules, Nest 11 with CommonJS and TypeScript's node10
-# resolution, and nest11-cli: an app exactly as `@nestjs/cli@11 new` generates it, plus a module
-# import and two specs), and checks that they type-check, start on one real ZooKeeper, serialise
-# concurrent HTTP increments of one shared counter, and pass their own tests (node --test in the
-# first two; Jest with ts-jest, the CLI's defaults, in nest11-cli: `npm test` with ZkLockTestingModule,
+# from test/packaging/ (Nest 12 with ES modules; Nest 11 with CommonJS and TypeScript's node10
+# resolution; nest11-cli, exactly as `@nestjs/cli@11 new` generates it plus a module import and two
+# specs), and checks that they type-check, start on one real ZooKeeper, serialise concurrent HTTP
+# increments of one shared counter, and pass their own tests: node --test in the first two, Vitest in
+# nest12-esm, and in nest11-cli Jest with the CLI's defaults (`npm test` with ZkLockTestingModule,
 # `npm run test:e2e` with supertest on the real ZooKeeper). nest11-cli is also built with
 # `nest build -b swc` and started; and import and require of the package in one process must give one
 # module instance (support/dual-load.mjs).
@@ -253,6 +253,10 @@ for app in nest12-esm nest11-cjs; do
   grep -E '^# (tests|pass|fail)' "$work/$app-test.log" | tr '\n' ' ' | sed "s/^/$app: /"
   echo
 done
+
+step "nest12-esm under Vitest (npm run test:vitest: ZkLockTestingModule, Oxc emitting decorator metadata)"
+run_logged "nest12-esm: npm run test:vitest" "$work/nest12-esm-vitest.log" env NO_COLOR=1 npm --prefix "$work/nest12-esm" run test:vitest
+echo "nest12-esm npm run test:vitest: $(grep -E '^ +Tests ' "$work/nest12-esm-vitest.log" | sed 's/^ *//')"
 
 step "nest11-cli's own Jest tests, as generated (npm test: unit specs; npm run test:e2e: supertest on the real ZooKeeper)"
 run_logged "nest11-cli: npm test" "$work/nest11-cli-test.log" npm --prefix "$work/nest11-cli" test
