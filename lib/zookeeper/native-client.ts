@@ -102,9 +102,9 @@ interface OwnAddonHandle extends NativeHandle {
 
 /**
  * A `require` resolving from this file, in either module system. The published build is CommonJS,
- * where `__filename` is this file (and so under Vitest, which provides it). This repository also
- * compiles lib/ to ES modules (sample app, benchmarks, fault suite), which have no `__filename`, and
- * `import.meta` is a syntax error in CommonJS; there the file is read from V8's call site instead.
+ * where `__filename` is this file (Vitest provides it too). This repository also compiles lib/ to ES
+ * modules (sample app, benchmarks, fault suite), which have no `__filename`; `import.meta` would be a
+ * syntax error in the CommonJS build, so there the file is read from V8's call site instead.
  */
 let here: { file: string; require: NodeJS.Require } | undefined;
 /** Computed on first use, so importing the library never fails (see loadNativeModule). */
@@ -121,7 +121,12 @@ function fileOfThisModule(): string {
     Error.prepareStackTrace = (_error, callSites) => callSites;
     const file = (new Error().stack as unknown as NodeJS.CallSite[] | undefined)?.[0]?.getFileName();
     if (file?.startsWith('file:')) return fileURLToPath(file);
-    if (!file) throw new Error('nestjs-zk-lock cannot tell which file lib/zookeeper/native-client was loaded from, so it cannot find the ZooKeeper addon. Load the published build (its CommonJS files have __filename), or report this with your bundler or loader.');
+    if (!file) {
+      throw new Error(
+        'nestjs-zk-lock cannot tell which file lib/zookeeper/native-client was loaded from, so it cannot find the ' +
+          'ZooKeeper addon. Load the published CommonJS build (it has __filename), or report this with the name of your bundler or loader.',
+      );
+    }
     return file;
   } finally {
     Error.prepareStackTrace = original;
