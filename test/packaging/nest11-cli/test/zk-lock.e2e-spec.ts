@@ -63,7 +63,10 @@ describe('@DistributedLock over HTTP on a real ZooKeeper (e2e)', () => {
       const response = await request(app.getHttpServer())
         .post('/stock/take-now')
         .expect(409);
-      expect(response.body).toMatchObject({ statusCode: 409, resource: 'stock' });
+      expect(response.body).toMatchObject({
+        statusCode: 409,
+        resource: 'stock',
+      });
     } finally {
       await held.release();
     }
