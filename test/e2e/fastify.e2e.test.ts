@@ -118,6 +118,16 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
     await eventually(async () => (await nodes('ticks')).length === 0, { what: 'ticks released after the Observable completed' });
   });
 
+  it('an Observable handler whose client goes away before it completes releases its lock', async () => {
+    const client = new AbortController();
+    const responded = fetch(`${url}/ticks`, { signal: client.signal }).catch((error: unknown) => error);
+    await eventually(async () => (await nodes('ticks')).length === 1, { what: 'the handler to hold ticks' });
+    live.ticks.next(1);
+    client.abort();
+    expect(await responded).toBeInstanceOf(Error);
+    await eventually(async () => (await nodes('ticks')).length === 0, { what: 'ticks released when the client left' });
+  });
+
   it('an endless event stream holds its lock until the client goes away', async () => {
     const client = new AbortController();
     const responded = fetch(`${url}/events`, { signal: client.signal });
