@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   // Vite 8 compiles TypeScript with Oxc; legacy decorators with emitted metadata are what Nest's
@@ -6,6 +6,8 @@ export default defineConfig({
   oxc: { decorator: { legacy: true, emitDecoratorMetadata: true } },
   test: {
     include: ['test/**/*.test.ts'],
+    // The packaging apps' own specs run inside those apps, against the installed tarball.
+    exclude: [...configDefaults.exclude, 'test/packaging/**'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

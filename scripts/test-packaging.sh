@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Packs nestjs-zk-lock as `npm publish` would ship it, installs the tarball into two fresh apps made
-# from test/packaging/ (Nest 12 with ES modules, Nest 11 with CommonJS and TypeScript's node10
-# resolution), and checks that both type-check, start on one real ZooKeeper, serialise concurrent
-# HTTP increments of one shared counter, and pass their own tests (which use nestjs-zk-lock/testing).
+# Packs nestjs-zk-lock as `npm publish` would ship it, installs the tarball into three apps made
+# from test/packaging/ (Nest 12 with ES modules; Nest 11 with CommonJS and TypeScript's node10
+# resolution; nest11-cli, exactly as `@nestjs/cli@11 new` generates it plus a module import and two
+# specs), and checks that they type-check, start on one real ZooKeeper, serialise concurrent HTTP
+# increments of one shared counter, and pass their own tests: node --test in the first two, Vitest in
+# nest12-esm, and in nest11-cli Jest with the CLI's defaults (`npm test` with ZkLockTestingModule,
+# `npm run test:e2e` with supertest on the real ZooKeeper). nest11-cli is also built with
+# `nest build -b swc` and started; and import and require of the package in one process must give one
+# module instance (support/dual-load.mjs).
 #
 # Needs: Node >= 20.19, Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
 # (or a warm npm cache), and a C++ toolchain for the zookeeper addon.
@@ -78,6 +83,10 @@ mkdir -p "$stage/native"
 cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
 run_logged "tsc -p tsconfig.build.json" "$work/build.log" \
   "$repo/node_modules/.bin/tsc" -p "$repo/tsconfig.build.json" --outDir "$stage/dist"
+# What `npm run build` does after tsc: the ES module entries that re-export the CommonJS build. It
+# loads the build to list its exports, so the build's dependencies come from the repository.
+run_logged "scripts/write-esm-entries.mjs" "$work/build-esm.log" \
+  env NODE_PATH="$repo/node_modules" node "$repo/scripts/write-esm-entries.mjs" "$stage/dist"
 
 step "npm pack"
 # The build already ran; prepack/prepare scripts would run in a copy without its tsconfig.
@@ -90,6 +99,7 @@ node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "t
 
 step "create the apps and install the tarball (in parallel; the zookeeper addon builds from C sources, then ours against it)"
 install_pids=()
+apps=(nest12-esm nest11-cjs nest11-cli)
 for app in nest12-esm nest11-cjs; do
   cp -R "$fixtures/$app" "$work/$app"
   rm -rf "$work/$app/node_modules" "$work/$app/dist"
@@ -102,8 +112,16 @@ for app in nest12-esm nest11-cjs; do
   (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
   install_pids+=($!)
 done
-apps=(nest12-esm nest11-cjs)
-for i in 0 1; do
+# The generated app is installed as a user would: `npm install <the package>` with npm's default
+# settings (which run the addons' install scripts with a warning), and the two packages
+# `nest build -b swc` asks for. Its lock file is the CLI's; npm adds these to it.
+cp -R "$fixtures/nest11-cli" "$work/nest11-cli"
+rm -rf "$work/nest11-cli/node_modules" "$work/nest11-cli/dist"
+cp "$fixtures/support/dual-load.mjs" "$work/nest11-cli/"
+cp "$fixtures/support/dual-load.mjs" "$work/nest12-esm/"
+(cd "$work/nest11-cli" && npm install --no-audit --no-fund --prefer-offline "$tarball" @swc/cli @swc/core >"$work/nest11-cli-install.log" 2>&1) &
+install_pids+=($!)
+for i in 0 1 2; do
   if ! wait "${install_pids[$i]}"; then
     show_log "$work/${apps[$i]}-install.log"
     fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks \"allowScripts\": { \"zookeeper\": true, \"nestjs-zk-lock\": true })"
@@ -123,11 +141,18 @@ for app in "${apps[@]}"; do
     "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), both addons built"
 done
 
-step "type-check and build the apps with tsc"
+step "type-check and build the apps"
 run_logged "nest12-esm: tsc (module nodenext)" "$work/nest12-esm-tsc.log" npm --prefix "$work/nest12-esm" run build
 run_logged "nest11-cjs: tsc (module commonjs, moduleResolution node10)" "$work/nest11-cjs-tsc.log" npm --prefix "$work/nest11-cjs" run build
 run_logged "nest11-cjs: tsc (module nodenext, CommonJS package)" "$work/nest11-cjs-tsc-nodenext.log" npm --prefix "$work/nest11-cjs" run typecheck:nodenext
-echo "both apps type-check (and the CommonJS one under node10 and nodenext resolution)"
+# The generated tsconfig.json covers src/ and test/ (the specs too); ts-jest does not type-check
+# under its isolatedModules setting, so tsc does it here.
+run_logged "nest11-cli: tsc --noEmit (the generated tsconfig.json)" "$work/nest11-cli-tsc.log" \
+  bash -c 'cd "$1" && node_modules/.bin/tsc --noEmit -p tsconfig.json' _ "$work/nest11-cli"
+run_logged "nest11-cli: npm run build (nest build)" "$work/nest11-cli-build.log" npm --prefix "$work/nest11-cli" run build
+run_logged "nest11-cli: nest build -b swc" "$work/nest11-cli-swc.log" bash -c 'cd "$1" && node_modules/.bin/nest build -b swc' _ "$work/nest11-cli"
+grep -q 'Successfully compiled.* with swc' "$work/nest11-cli-swc.log" || { show_log "$work/nest11-cli-swc.log"; fail "nest11-cli: nest build -b swc did not compile with swc"; }
+echo "all three apps type-check (the nest11-cjs one under node10 and nodenext resolution); nest11-cli builds with tsc and with swc"
 
 step "the nestjs-zk-lock bin"
 for app in "${apps[@]}"; do
@@ -137,7 +162,7 @@ for app in "${apps[@]}"; do
     { show_log "$work/$app-cli-help.log"; fail "$app: node_modules/.bin/nestjs-zk-lock --help failed"; }
   grep -q '^Usage: nestjs-zk-lock inspect' "$work/$app-cli-help.log" || fail "$app: nestjs-zk-lock --help printed no usage"
 done
-echo "node_modules/.bin/nestjs-zk-lock runs in both apps"
+echo "node_modules/.bin/nestjs-zk-lock runs in every app"
 
 step "start a real ZooKeeper with the installed testing kit"
 (cd "$work/nest12-esm" && exec node zk-server.mjs "$work/zk.json" >"$work/zk-server.log" 2>&1) &
@@ -157,13 +182,14 @@ step "start both apps on it, sharing one counter file (the CommonJS one on nestj
 declare -A url app_pid addon
 addon[nest12-esm]=zookeeper
 addon[nest11-cjs]=nestjs-zk-lock
-for app in "${apps[@]}"; do
+servers=(nest12-esm nest11-cjs)
+for app in "${servers[@]}"; do
   log=$work/$app-app.log
   (cd "$work/$app" && NESTJS_ZK_LOCK_ADDON=${addon[$app]} ZK_CONNECT=$zk COUNTER_FILE=$work/counter exec node dist/src/main.js >"$log" 2>&1) &
   pids+=($!)
   app_pid[$app]=$!
 done
-for app in "${apps[@]}"; do
+for app in "${servers[@]}"; do
   log=$work/$app-app.log
   for _ in $(seq 1 600); do
     grep -q '^listening on ' "$log" 2>/dev/null && break
@@ -187,8 +213,31 @@ if grep -q 'ExperimentalWarning' "$work/nest11-cjs-app.log"; then
   echo "note: Node printed an ExperimentalWarning in the CommonJS app: $(grep -m1 ExperimentalWarning "$work/nest11-cjs-app.log")"
 fi
 
+step "one module instance under import and require, in one process"
+for app in nest12-esm nest11-cli; do
+  run_logged "$app: node dual-load.mjs" "$work/$app-dual-load.log" bash -c 'cd "$1" && node dual-load.mjs' _ "$work/$app"
+  echo "$app: $(tail -n 1 "$work/$app-dual-load.log")"
+done
+
+step "the nest11-cli app built by swc starts on the real ZooKeeper"
+cli_port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+(cd "$work/nest11-cli" && NO_COLOR=1 ZK_CONNECT=$zk PORT=$cli_port exec node dist/main.js >"$work/nest11-cli-app.log" 2>&1) &
+pids+=($!)
+cli_pid=$!
+for _ in $(seq 1 600); do
+  grep -q 'Nest application successfully started' "$work/nest11-cli-app.log" 2>/dev/null && break
+  kill -0 "$cli_pid" 2>/dev/null || { show_log "$work/nest11-cli-app.log"; fail "nest11-cli (swc build) exited during start-up"; }
+  sleep 0.1
+done
+hello=$(node -e 'fetch(process.argv[1]).then(async (r) => { console.log(r.status, await r.text()); })' "http://127.0.0.1:$cli_port/") ||
+  { show_log "$work/nest11-cli-app.log"; fail "nest11-cli (swc build): GET / failed"; }
+[ "$hello" = "200 Hello World!" ] || { show_log "$work/nest11-cli-app.log"; fail "nest11-cli (swc build): GET / answered $hello"; }
+grep -q 'ZkLockModule dependencies initialized' "$work/nest11-cli-app.log" || { show_log "$work/nest11-cli-app.log"; fail "nest11-cli (swc build) started without ZkLockModule"; }
+stop_pid "$cli_pid"
+echo "nest11-cli (nest build -b swc) started with ZkLockModule on $zk and answered GET / with $hello"
+
 step "stop the apps (SIGTERM, graceful shutdown)"
-for app in "${apps[@]}"; do
+for app in "${servers[@]}"; do
   pid=${app_pid[$app]}
   kill -TERM "$pid"
   code=0
@@ -199,10 +248,22 @@ for app in "${apps[@]}"; do
 done
 
 step "the apps' own tests (node --test: in-memory ZooKeeper over HTTP, and a real one from the testing kit)"
-for app in "${apps[@]}"; do
+for app in nest12-esm nest11-cjs; do
   run_logged "$app: npm test" "$work/$app-test.log" npm --prefix "$work/$app" test
   grep -E '^# (tests|pass|fail)' "$work/$app-test.log" | tr '\n' ' ' | sed "s/^/$app: /"
   echo
 done
+
+step "nest12-esm under Vitest (npm run test:vitest: ZkLockTestingModule, Oxc emitting decorator metadata)"
+run_logged "nest12-esm: npm run test:vitest" "$work/nest12-esm-vitest.log" env NO_COLOR=1 npm --prefix "$work/nest12-esm" run test:vitest
+echo "nest12-esm npm run test:vitest: $(grep -E '^ +Tests ' "$work/nest12-esm-vitest.log" | sed 's/^ *//')"
+
+step "nest11-cli's own Jest tests, as generated (npm test: unit specs; npm run test:e2e: supertest on the real ZooKeeper)"
+run_logged "nest11-cli: npm test" "$work/nest11-cli-test.log" npm --prefix "$work/nest11-cli" test
+echo "nest11-cli npm test: $(grep -E '^Tests:' "$work/nest11-cli-test.log")"
+grep -q 'PASS src/zk-lock.spec.ts' "$work/nest11-cli-test.log" || { show_log "$work/nest11-cli-test.log"; fail "nest11-cli: npm test did not run src/zk-lock.spec.ts"; }
+run_logged "nest11-cli: npm run test:e2e" "$work/nest11-cli-test-e2e.log" env ZK_CONNECT="$zk" npm --prefix "$work/nest11-cli" run test:e2e
+echo "nest11-cli npm run test:e2e: $(grep -E '^Tests:' "$work/nest11-cli-test-e2e.log")"
+grep -q 'PASS test/zk-lock.e2e-spec.ts' "$work/nest11-cli-test-e2e.log" || { show_log "$work/nest11-cli-test-e2e.log"; fail "nest11-cli: npm run test:e2e did not run test/zk-lock.e2e-spec.ts"; }
 
 printf '\ntest-packaging: PASS in %ss (%s)\n' $((SECONDS - started)) "$(basename "$tarball")"

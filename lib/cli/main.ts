@@ -29,4 +29,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// No top-level await: the published build is CommonJS.
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

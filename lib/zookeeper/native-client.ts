@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * The native addon this library drives (the official ZooKeeper C client bound to Node), typed
@@ -99,7 +100,39 @@ interface OwnAddonHandle extends NativeHandle {
   close(): void;
 }
 
-const require = createRequire(import.meta.url);
+/**
+ * A `require` resolving from this file, in either module system. The published build is CommonJS,
+ * where `__filename` is this file (Vitest provides it too). This repository also compiles lib/ to ES
+ * modules (sample app, benchmarks, fault suite), which have no `__filename`; `import.meta` would be a
+ * syntax error in the CommonJS build, so there the file is read from V8's call site instead.
+ */
+let here: { file: string; require: NodeJS.Require } | undefined;
+/** Computed on first use, so importing the library never fails (see loadNativeModule). */
+function resolveHere(): { file: string; require: NodeJS.Require } {
+  if (here) return here;
+  const file = typeof __filename === 'string' ? __filename : fileOfThisModule();
+  here = { file, require: createRequire(file) };
+  return here;
+}
+
+function fileOfThisModule(): string {
+  const original = Error.prepareStackTrace;
+  try {
+    Error.prepareStackTrace = (_error, callSites) => callSites;
+    const file = (new Error().stack as unknown as NodeJS.CallSite[] | undefined)?.[0]?.getFileName();
+    if (file?.startsWith('file:')) return fileURLToPath(file);
+    if (!file) {
+      throw new Error(
+        'nestjs-zk-lock cannot tell which file lib/zookeeper/native-client was loaded from, so it cannot find the ' +
+          'ZooKeeper addon. Load the published CommonJS build (it has __filename), or report this with the name of your bundler or loader.',
+      );
+    }
+    return file;
+  } finally {
+    Error.prepareStackTrace = original;
+  }
+}
+
 let loaded: LoadedAddon | undefined;
 
 /** An addon's module and its name. */
@@ -129,13 +162,21 @@ export function nativeAddonName(): NativeAddonName {
 }
 
 function loadAddon(): LoadedAddon {
-  let nativeDir: string | undefined;
-  try {
-    nativeDir = join(dirname(require.resolve('nestjs-zk-lock/package.json')), 'native');
-  } catch {
-    // reported by chooseAddon when this package's addon is asked for
+  const root = packageRoot(resolveHere().file);
+  return chooseAddon(root === undefined ? undefined : join(root, 'native'), process.env[ADDON_ENV]);
+}
+
+/**
+ * The directory of this package's package.json, found by walking up from this file: from dist/ when
+ * installed, lib/ under Vitest, build/lib/ in this repository's ES module builds. A package.json
+ * without this package's name (dist/package.json, which only marks the build CommonJS) is passed by.
+ */
+function packageRoot(file: string): string | undefined {
+  for (let dir = dirname(file); dirname(dir) !== dir; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'nestjs-zk-lock') return dir;
   }
-  return chooseAddon(nativeDir, process.env[ADDON_ENV]);
+  return undefined;
 }
 
 /**
@@ -146,7 +187,7 @@ export function chooseAddon(nativeDir: string | undefined, wanted: string | unde
   if (wanted !== undefined && wanted !== '' && wanted !== 'zookeeper' && wanted !== 'nestjs-zk-lock') {
     throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'zookeeper' (the default) or 'nestjs-zk-lock'`);
   }
-  if (wanted !== 'nestjs-zk-lock') return { module: require('zookeeper') as NativeModule, name: 'zookeeper' };
+  if (wanted !== 'nestjs-zk-lock') return { module: resolveHere().require('zookeeper') as NativeModule, name: 'zookeeper' };
   const own = nativeDir === undefined ? 'the package root of nestjs-zk-lock could not be found' : loadOwnAddon(nativeDir);
   if (typeof own === 'string') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
   return { module: own, name: 'nestjs-zk-lock' };
@@ -160,7 +201,7 @@ function loadOwnAddon(nativeDir: string): NativeModule | string {
   if (!existsSync(file)) return `its native addon was not built (no ${file}): the install script did not run, or found no C client to build against`;
   let Handle: new () => OwnAddonHandle;
   try {
-    Handle = (require(file) as { ZooKeeper: new () => OwnAddonHandle }).ZooKeeper;
+    Handle = (resolveHere().require(file) as { ZooKeeper: new () => OwnAddonHandle }).ZooKeeper;
   } catch (error) {
     return `its native addon ${file} could not be loaded: ${(error as Error).message}`;
   }

@@ -24,7 +24,8 @@ for (const target of targets) {
   const path = target.replace(/^\.\//, '');
   if (!files.has(path)) problems.push(`package.json names ${target}, which is not in the tarball`);
 }
-for (const required of ['README.md', 'CHANGELOG.md', 'package.json', 'native/binding.gyp', 'native/install.cjs', 'native/src/zk_native.cpp', 'native/LICENSE-node-zookeeper']) {
+// dist/package.json marks the build CommonJS (the package itself is "type": "module").
+for (const required of ['README.md', 'CHANGELOG.md', 'package.json', 'dist/package.json', 'native/binding.gyp', 'native/install.cjs', 'native/src/zk_native.cpp', 'native/LICENSE-node-zookeeper']) {
   if (!files.has(required)) problems.push(`${required} is missing`);
 }
 for (const path of files) {
@@ -32,6 +33,9 @@ for (const path of files) {
   if (/^(lib|test|bench|sample-app|scripts|build|node_modules)\//.test(path)) problems.push(`${path} is repository-only`);
   if (/^native\/build/.test(path)) problems.push(`${path} is a build of the native addon, which is made at install`);
   if (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)) problems.push(`${path} is a TypeScript source`);
+}
+if (files.has('dist/package.json') && JSON.parse(readFileSync(join(packageDir, 'dist/package.json'), 'utf8')).type !== 'commonjs') {
+  problems.push('dist/package.json does not say "type": "commonjs", so Node would load the CommonJS build as ES modules');
 }
 for (const bin of Object.values(manifest.bin ?? {})) {
   const firstLine = readFileSync(join(packageDir, bin), 'utf8').split('\n', 1)[0];
