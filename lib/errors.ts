@@ -71,22 +71,22 @@ export class LockLostError extends ZkLockError {
 }
 
 /**
- * ZooKeeper's history went back: this process saw a newer zxid than the server now shows, so the
- * server was restored from an older snapshot or started with an empty data directory. Fencing tokens
- * made from its zxids would go backwards, and a store that saw the old ones would refuse the real
- * holder: no lock is granted until an operator raises `tokenEpoch` and restarts the process.
+ * ZooKeeper's history went back: this process saw newer zxids, or a lock's queue further on, than
+ * the servers now show, so they were restored from a backup or started with an empty data directory.
+ * Fencing tokens would go backwards, and a store that saw the old ones would refuse the real holder:
+ * no lock is granted until an operator raises `tokenEpoch` and restarts the process. Detected only
+ * by a process that saw the newer history: the epoch is what keeps every process's tokens growing.
  */
 export class ZkRollbackError extends ZkLockError {
   constructor(
     readonly resource: string,
-    readonly seenZxid: number,
-    readonly serverZxid: number,
+    /** What this process saw, and what the server shows now. */
+    detail: string,
   ) {
     super(
-      `Refusing the lock on "${resource}": ZooKeeper's history went back (this process has seen zxid 0x${seenZxid.toString(16)}, ` +
-        `the server now shows 0x${serverZxid.toString(16)}), so it was restored from an older snapshot or started with an empty ` +
-        'data directory, and fencing tokens would go backwards. Raise the tokenEpoch option (the same in every application ' +
-        'that shares these locks) and restart this process; see "Restoring ZooKeeper" in the docs.',
+      `Refusing the lock on "${resource}": ZooKeeper's history went back (${detail}), so it was restored from a backup or ` +
+        'started with an empty data directory, and fencing tokens would go backwards. Raise the tokenEpoch option (the same ' +
+        'in every application that shares these locks) and restart this process; see "Restoring ZooKeeper" in the docs.',
     );
   }
 }

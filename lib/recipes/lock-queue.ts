@@ -9,6 +9,7 @@ import {
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { QueueSeen } from '../zookeeper/zxid-watermark.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
@@ -167,7 +168,7 @@ export class LockQueue {
     const { parent, data, stop } = waiter;
     // Every node with our prefix is created after this, with a zxid above every zxid seen so far: a
     // listing that holds one shows a pzxid at least as high, unless the server's history went back.
-    const floor = session.highestZxid;
+    const floor = { zxid: session.highestZxid, queue: session.queueSeen(parent) };
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       waiter.createSent = true;
@@ -255,12 +256,17 @@ export async function createIfMissing(
 }
 
 /**
- * A listing that holds the node we just created, checked against the highest zxid seen before the
- * create: its pzxid is at least our node's zxid, unless the server's history went back.
+ * A listing that holds the node we just created, checked against what was seen before the create:
+ * its pzxid is at least our node's zxid, and the parent's cversion went up, unless the servers'
+ * history went back (see ZxidWatermark).
  */
-function notRolledBack(list: ChildList, floor: number, parent: string, prefix: string): ChildList {
-  if (list.stat.pzxid < floor && list.children.some((child) => child.startsWith(prefix))) {
-    throw new ZkRolledBackError(parent, floor, list.stat.pzxid);
+function notRolledBack(list: ChildList, floor: { zxid: number; queue: QueueSeen | undefined }, parent: string, prefix: string): ChildList {
+  const { stat } = list;
+  if (!list.children.some((child) => child.startsWith(prefix))) return list;
+  if (stat.pzxid < floor.zxid) throw new ZkRolledBackError(parent, floor.zxid, stat.pzxid);
+  // Our create counted up the parent's children's version since that listing, unless restored.
+  if (floor.queue && floor.queue.czxid === stat.czxid && stat.cversion <= floor.queue.cversion) {
+    throw new ZkRolledBackError(parent, floor.queue.cversion, stat.cversion, 'sequence');
   }
   return list;
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError, ZkRollbackError } from '../errors.js';
 import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
-import { ZkError, ZkNoAuthError, ZkRolledBackError } from '../zookeeper/zk-errors.js';
+import { describeRollback, ZkError, ZkNoAuthError, ZkRolledBackError } from '../zookeeper/zk-errors.js';
 import { IncompatibleQueueError } from './lock-driver.js';
 
 const TIMED_OUT = Symbol('timed out');
@@ -55,7 +55,7 @@ export class Stopper {
     }
     if (error instanceof ZkLockError) return error;
     if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
-    if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, error.seenZxid, error.serverZxid);
+    if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
     if (error instanceof ZkNoAuthError) {
       return new LockOperationError(
         resource,

@@ -85,12 +85,21 @@ export class ZkSessionLostError extends ZkError {
 export class ZkRolledBackError extends ZkError {
   constructor(
     path: string,
-    readonly seenZxid: number,
-    readonly serverZxid: number,
+    readonly seen: number,
+    readonly now: number,
+    /** What went back: the zxid, or the sequence (cversion) of a queue's parent. */
+    readonly what: 'zxid' | 'sequence' = 'zxid',
   ) {
     super(ZK_CODES.RUNTIMEINCONSISTENCY, 'getChildren', path);
-    this.message = `ZooKeeper's history went back: zxid 0x${seenZxid.toString(16)} was seen before, and the server now shows 0x${serverZxid.toString(16)} at ${path}`;
+    this.message = `ZooKeeper's history went back at ${path}: ${describeRollback(what, seen, now)}`;
   }
+}
+
+/** What went back, for a message: "zxid 0x... seen before, the server now shows 0x...". */
+export function describeRollback(what: 'zxid' | 'sequence', seen: number, now: number): string {
+  return what === 'zxid'
+    ? `this process has seen zxid 0x${seen.toString(16)}, the server now shows 0x${now.toString(16)}`
+    : `this process has seen the lock's queue at sequence ${seen}, the server now shows it at ${now}`;
 }
 
 /** Builds the typed error for a non-zero result code. */

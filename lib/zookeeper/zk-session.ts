@@ -3,7 +3,7 @@ import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
-import { ZxidWatermark } from './zxid-watermark.js';
+import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
 
@@ -68,6 +68,8 @@ export interface ZkSessionApi {
    * ZxidWatermark); 0 where it is not tracked.
    */
   readonly highestZxid: number;
+  /** The queue parent at `path` as this connection last listed it (see ZxidWatermark), if known. */
+  queueSeen(path: string): QueueSeen | undefined;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
   create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
@@ -248,6 +250,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     return this.watermark.highest;
   }
 
+  queueSeen(path: string): QueueSeen | undefined {
+    return this.watermark.queue(path);
+  }
+
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
   markLost(detail: string, end: SessionEnd): void {
     if (this.lost.aborted) return;
@@ -297,7 +303,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   getChildren(path: string): Promise<ChildList> {
     return this.call<ChildList>('getChildren', path, (done) =>
       this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => {
-        if (rc === 0) this.watermark.see(stat);
+        if (rc === 0) this.watermark.see(stat, path);
         done(rc, { children, stat });
       }),
     );

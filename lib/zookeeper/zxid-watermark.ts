@@ -1,21 +1,46 @@
 import type { ZkStat } from './native-client.js';
 
+/** What a listing told of a queue's parent: which incarnation, and its children's version. */
+export interface QueueSeen {
+  readonly czxid: number;
+  readonly cversion: number;
+}
+
+/** How many queue parents the watermark remembers (the oldest are forgotten first). */
+const MAX_QUEUES = 10_000;
+
 /**
- * The highest zxid a connection has seen in any answer, across its sessions. ZooKeeper's history
- * only grows, so a node this client creates gets a zxid above every one it saw before sending the
- * create. A listing right after our own create that shows a lower one means the server's history
- * went back: it was restored from an older snapshot or started with an empty data directory, and
- * tokens made from its zxids would go backwards (see LockQueue.enqueue).
+ * What a connection has seen of ZooKeeper's history, across its sessions, to tell when it went
+ * back. ZooKeeper's history only grows, so a node this client creates gets a zxid above every one it
+ * saw before sending the create, and a queue's parent, for as long as it lives (the same czxid),
+ * counts its children's creates and deletes up (cversion, which numbers the sequential nodes). A
+ * listing right after our own create that shows a lower zxid, or the same parent with a cversion no
+ * higher than seen before, means the servers were restored: from an empty data directory (zxids
+ * start over) or from a backup (a new epoch, so zxids go on growing, but the parent's sequence
+ * numbers go back). Tokens would then go backwards (see LockQueue.enqueue).
  */
 export class ZxidWatermark {
   private highestSeen = 0;
+  private readonly queues = new Map<string, QueueSeen>();
 
   get highest(): number {
     return this.highestSeen;
   }
 
-  see(stat: ZkStat): void {
+  /** The queue parent at `path` as last listed, if remembered. */
+  queue(path: string): QueueSeen | undefined {
+    return this.queues.get(path);
+  }
+
+  /** An answer's Stat; with `listed`, the Stat of that parent's listing. */
+  see(stat: ZkStat, listed?: string): void {
     const zxid = Math.max(stat.czxid, stat.mzxid, stat.pzxid);
     if (zxid > this.highestSeen) this.highestSeen = zxid;
+    if (listed === undefined || stat.czxid === 0) return;
+    const seen = this.queues.get(listed);
+    if (seen && seen.czxid === stat.czxid && seen.cversion >= stat.cversion) return;
+    if (seen) this.queues.delete(listed); // re-inserted: the most recently listed are kept longest
+    else if (this.queues.size >= MAX_QUEUES) this.queues.delete(this.queues.keys().next().value!);
+    this.queues.set(listed, { czxid: stat.czxid, cversion: stat.cversion });
   }
 }

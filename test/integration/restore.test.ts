@@ -1,8 +1,9 @@
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LockService, ZkRollbackError } from '../../lib/index.js';
 import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startZkEnsemble } from '../support/zk-server.js';
 
 async function service(connectionString: string, rootPath: string, tokenEpoch?: number): Promise<LockService> {
   const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: 1500, rootAclCheck: 'off', tokenEpoch });
@@ -56,4 +57,43 @@ describe('ZooKeeper restored with an empty data directory', () => {
     await stop(after);
     await stop(before);
   }, 60_000);
+
+  it('an ensemble restored from a backup goes on with higher zxids, but a lock\'s queue goes back: refused too', async () => {
+    const ensemble = await startZkEnsemble(3);
+    try {
+      const rootPath = uniqueRoot('backup');
+      // A holder keeps the queue's parent alive across the restore (an empty one would be reaped).
+      const keeper = await service(ensemble.connectString, rootPath);
+      const kept = await keeper.acquire('r', { mode: 'read' });
+      const locks = await service(ensemble.connectString, rootPath);
+      for (let i = 0; i < 5; i++) await locks.withLock('r', () => undefined, { mode: 'read' });
+      const backups = ensemble.servers.map((server) => {
+        const copy = `${server.dataDir}.backup`;
+        cpSync(join(server.dataDir, 'version-2'), copy, { recursive: true });
+        return copy;
+      });
+      let newest = '';
+      for (let i = 0; i < 10; i++) newest = await locks.withLock('r', (lock) => lock.fencingToken, { mode: 'read' });
+      await Promise.all(ensemble.servers.map((server) => server.stop()));
+      ensemble.servers.forEach((server, i) => {
+        rmSync(join(server.dataDir, 'version-2'), { recursive: true, force: true });
+        cpSync(backups[i]!, join(server.dataDir, 'version-2'), { recursive: true });
+      });
+      await Promise.all(ensemble.servers.map((server) => server.start()));
+      const refused = await eventually(
+        () => locks.withLock('r', (lock) => lock.fencingToken, { mode: 'read', waitTimeoutMs: 3000 }).then(
+          (token) => (token < newest ? new Error(`granted a lower token ${token} after ${newest}`) : undefined),
+          (error: unknown) => (error instanceof ZkRollbackError ? error : undefined),
+        ),
+        { timeoutMs: 30_000, what: 'a lock attempt on the restored ensemble to end' },
+      );
+      expect(refused).toBeInstanceOf(ZkRollbackError);
+      expect((refused as Error).message).toMatch(/queue at sequence \d+, the server now shows it at \d+/);
+      await kept.release().catch(() => undefined);
+      await stop(locks);
+      await stop(keeper);
+    } finally {
+      await ensemble.stop();
+    }
+  }, 90_000);
 });

@@ -45,6 +45,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
   /** The in-memory tree's history never goes back. */
   readonly highestZxid = 0;
 
+  queueSeen(): undefined {
+    return undefined;
+  }
+
   retainLease(): void {}
 
   releaseLease(): void {}
