@@ -107,6 +107,11 @@ const EMPTY_DATA = Buffer.alloc(0);
  */
 type ChangeCallback = (change: NodeChange) => void;
 
+/** Counts the waiters still waiting on a session's watches (cancelled ones do not count). */
+interface WatcherCount {
+  watchers(delta: number): void;
+}
+
 class PathWatch implements NodeWatch {
   first: ChangeCallback | undefined = undefined;
   /** `first` was given out: a cancelled first waiter's slot is never reused (its handle is this object). */
@@ -114,6 +119,8 @@ class PathWatch implements NodeWatch {
   others: Set<ChangeCallback> | undefined = undefined;
   private pending: Promise<WatchedStat | null> | undefined = undefined;
   private version = -1;
+
+  constructor(readonly count: WatcherCount) {}
 
   get armed(): Promise<WatchedStat | null> {
     return this.pending ?? Promise.resolve(this.version < 0 ? null : { version: this.version });
@@ -137,10 +144,12 @@ class PathWatch implements NodeWatch {
     if (this.others) callbacks.push(...this.others);
     this.first = undefined;
     this.others = undefined;
+    if (callbacks.length > 0) this.count.watchers(-callbacks.length);
     return callbacks;
   }
 
   add(callback: ChangeCallback): NodeWatch {
+    this.count.watchers(1);
     if (!this.firstTaken) {
       this.firstTaken = true;
       this.first = callback;
@@ -152,7 +161,9 @@ class PathWatch implements NodeWatch {
 
   /** Cancels the first waiter. */
   cancel(): void {
+    if (!this.first) return;
     this.first = undefined;
+    this.count.watchers(-1);
   }
 }
 
@@ -168,7 +179,7 @@ class ExtraWatch implements NodeWatch {
   }
 
   cancel(): void {
-    this.watch.others?.delete(this.callback);
+    if (this.watch.others?.delete(this.callback)) this.watch.count.watchers(-1);
   }
 }
 
@@ -176,12 +187,14 @@ class ExtraWatch implements NodeWatch {
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
  * connection state changes; it never reconnects by itself.
  */
-export class ZkSession extends SessionLifecycle implements ZkSessionApi {
+export class ZkSession extends SessionLifecycle implements ZkSessionApi, WatcherCount {
   readonly id: string;
   private readonly pending = new Set<PendingRequest>();
   private readonly watches = new Map<string, PathWatch>();
   private handle: NativeHandle;
   private readonly lease: SessionLease;
+  /** The waiters still waiting on this session's watches (see syncWatchLease). */
+  private liveWatchers = 0;
   /** The watches hold the lease (waiters keep it renewed, see syncWatchLease). */
   private watchesHoldLease = false;
 
@@ -264,6 +277,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
       for (const request of [...this.pending]) request.fail(reason);
       this.pending.clear();
       this.watches.clear();
+      this.liveWatchers = 0;
       this.syncWatchLease();
     });
   }
@@ -281,7 +295,6 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
     this.listen(this.clientHandle, 'off');
     const watches = [...this.watches];
     this.watches.clear();
-    this.syncWatchLease();
     queueMicrotask(() => {
       for (const [path, watch] of watches) this.fireWatch(path, watch, 'unknown');
     });
@@ -336,10 +349,9 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
-      const created = new PathWatch();
+      const created = new PathWatch(this);
       watch = created;
       this.watches.set(path, created);
-      this.syncWatchLease();
       // The default watcher: its events name the path (see the constructor). Only the version is
       // kept of the Stat.
       const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
@@ -375,19 +387,24 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi {
   }
 
   private fireWatch(path: string, watch: PathWatch, change: NodeChange): void {
-    if (this.watches.get(path) === watch) {
-      this.watches.delete(path);
-      this.syncWatchLease();
-    }
+    if (this.watches.get(path) === watch) this.watches.delete(path);
     for (const callback of watch.drain()) callback(change);
+  }
+
+  /** WatcherCount: a waiter began or stopped waiting on a watch. */
+  watchers(delta: number): void {
+    if (this.lost.aborted) return; // ended: its watches went with it
+    this.liveWatchers += delta;
+    this.syncWatchLease();
   }
 
   /**
    * A waiter with a watch set may be granted by the watch's event alone (a hand-on), without a
-   * request whose answer would renew the lease: so the lease is kept renewed while any watch is set.
+   * request whose answer would renew the lease: so the lease is kept renewed while anyone waits on
+   * a watch (a cancelled waiter's watch, left set on the server, does not count).
    */
   private syncWatchLease(): void {
-    const hold = this.watches.size > 0;
+    const hold = this.liveWatchers > 0;
     if (hold === this.watchesHoldLease) return;
     this.watchesHoldLease = hold;
     if (hold) this.lease.retain();

@@ -176,6 +176,19 @@ describe('connection faults against a real ZooKeeper', () => {
     expect(connection.sessionId).not.toBe(oldSession);
   });
 
+  it('a waiter that gave up keeps no lease going: its session sends no renewal reads', async () => {
+    const root = uniqueRoot('gaveup');
+    const holder = await connect();
+    const held = await new FairLock(holder, { rootPath: root }).acquire('g');
+    const connection = await viaProxy({ sessionTimeoutMs: 2000 });
+    await expect(new FairLock(connection, { rootPath: root }).acquire('g', { waitTimeoutMs: 200 })).rejects.toThrow(/Timed out/);
+    proxy!.clearTraffic();
+    // Four lease lengths (a quarter of the session timeout each): a waiter would renew eight times.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(proxy!.traffic().filter((e) => e.kind === 'request')).toEqual([]);
+    await held.release();
+  });
+
   it('waiters keep their place through a server restart and all get the lock; no node is orphaned', async () => {
     const root = uniqueRoot('restart');
     // Standalone: a small lease margin (see above), so that the leases outlast the restart.
