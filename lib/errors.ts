@@ -119,7 +119,7 @@ export class ZkConnectionError extends ZkLockError {
     options?: { cause?: unknown },
   ) {
     super(
-      `Could not connect to ZooKeeper at "${connectionString}": ${detail}. ` +
+      `Could not connect to ZooKeeper at ${shown(connectionString)}: ${detail}. ` +
         'Check that the servers are running and reachable from this host (try `echo srvr | nc HOST PORT`), ' +
         'and that connectionString is a comma-separated list of host:port pairs.',
       options,

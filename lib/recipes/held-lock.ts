@@ -79,11 +79,11 @@ export class HeldLock implements LockHandle {
   }
 
   isHeld(): boolean {
-    return this.state === 'held' && performance.now() < this.grant.session.leaseValidUntil;
+    return this.state === 'held' && !this.signal.aborted && performance.now() < this.grant.session.leaseValidUntil;
   }
 
   assertHeld(forMs = 0): void {
-    if (this.state === 'held' && performance.now() + forMs < this.grant.session.leaseValidUntil) return;
+    if (this.state === 'held' && !this.signal.aborted && performance.now() + forMs < this.grant.session.leaseValidUntil) return;
     if (this.signal.aborted) throw this.signal.reason as LockLostError;
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     throw new LockLostError(

@@ -442,6 +442,13 @@ class QueueWaiter {
         this.queue.remover.removeSoon(session, grant.path);
         return this.sink.failed(this.stop.reason);
       }
+      // A grant that came after the session's lease ran out (a hand-on read late) cannot be trusted:
+      // the session is ended now, its node with it, and the acquire queues again.
+      if (grant && !session.checkLease()) {
+        if (this.pinned) return this.sink.failed(session.lost.reason);
+        this.session = undefined;
+        continue;
+      }
       return this.sink.granted(grant);
     }
   }

@@ -78,6 +78,8 @@ export class SimpleLock implements LockRecipe {
     const floor = session.highestZxid;
     const grantOf = (node: NodeData): QueueGrant => {
       if (node.stat.czxid < floor) throw new ZkRolledBackError(path, floor, node.stat.czxid);
+      // Found after the session's lease ran out: the session is ended, and the acquire queues again.
+      if (!session.checkLease()) throw session.lost.reason as Error;
       return { session, path, fencingToken: formatToken({ epoch: this.runtime.queue.tokenEpoch, queueZxid: node.stat.czxid }), queueId: '' };
     };
     let createSent = false;

@@ -1,5 +1,8 @@
 import { loadNativeModule, type NativeClient } from './native-client.js';
 
+/** The C client's state after it dropped its socket inside a send (see ZkSession.call). */
+const SOCKET_DROPPED_STATE = 999;
+
 /** Any answer from the server: success or a refusal of the request itself (see ZkSession). */
 const SERVER_ANSWERED = (rc: number): boolean => rc === 0 || rc === -101;
 
@@ -40,7 +43,11 @@ export class SessionCloser {
       });
     } catch {
       finish(true);
+      return;
     }
+    // The send met a reset connection: the C client dropped its socket, and the handle must be
+    // closed before the event loop polls again (see ZkSession.call).
+    if (handle.native.state === SOCKET_DROPPED_STATE) finish(true);
   }
 
   /** Stops everything still under way (the connection is closing). */

@@ -62,9 +62,25 @@ export class SessionLease {
     this.users -= 1;
   }
 
+  /**
+   * Whether the lease runs now. When it has run out, the owner is told at once (whether or not the
+   * session is in use): something was about to act on it, and must not.
+   */
+  checkNow(): boolean {
+    if (this.ended) return false;
+    const now = performance.now();
+    if (now < this.validUntil) return true;
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.onExpired(now - this.lastContact);
+    return false;
+  }
+
   /** The session ended: no more renewals. */
   end(): void {
     this.ended = true;
+    this.lastContact = Number.NEGATIVE_INFINITY; // nothing it answered counts any more
     clearTimeout(this.timer);
     this.timer = undefined;
   }

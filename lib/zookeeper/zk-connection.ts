@@ -4,6 +4,7 @@ import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
+import { resolveHosts } from './host-resolution.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
@@ -70,6 +71,8 @@ export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** The default lease margin, as a share of the negotiated session timeout. */
 export const DEFAULT_LEASE_MARGIN_SHARE = 0.75;
+/** The shortest lease allowed, as a share of the session timeout: shorter, every lock would be lost at the first hiccup. */
+const MIN_LEASE_SHARE = 0.1;
 /**
  * Session timeouts the C client can work with. It gives a connect attempt two thirds of the timeout
  * asked for (at 1 ms it never connects; a server grants at least 2 ticks anyway), and doubles it in
@@ -110,6 +113,10 @@ export class ZkConnection implements ZkLockConnection {
   private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
+  /** The connect string with its names looked up, for the current session (see host-resolution.ts). */
+  private resolved: string;
+  /** A new handle is on its way (its names being looked up). */
+  private reopening = false;
   private closed = false;
   /** connect() opened a handle: from now on a session is always on its way until close(). */
   private started = false;
@@ -117,6 +124,7 @@ export class ZkConnection implements ZkLockConnection {
 
   constructor(options: ZkConnectionOptions) {
     this.connectionString = validateConnectionString(options.connectionString);
+    this.resolved = this.connectionString;
     this.sessionTimeoutMs = sessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = leaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
     this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
@@ -200,24 +208,27 @@ export class ZkConnection implements ZkLockConnection {
   }
 
   private async firstConnect(): Promise<void> {
-    try {
-      this.client = this.openHandle();
-      this.started = true;
-    } catch (error) {
-      this.connecting = undefined;
-      throw error;
-    }
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
+      this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs);
+      if (this.closed) throw new ZkConnectionError(this.connectionString, 'the connection was closed');
+      this.client = this.openHandle();
+      this.started = true;
+    } catch (error) {
+      clearTimeout(timer);
+      this.connecting = undefined;
+      throw error;
+    }
+    try {
       const session = await this.session(timeout.signal);
       const granted = (session as ZkSession).timeoutMs;
-      if (this.leaseMarginMs !== undefined && this.leaseMarginMs >= granted) {
+      if (this.leaseMarginMs !== undefined && granted - this.leaseMarginMs < granted * MIN_LEASE_SHARE) {
         this.close();
         throw new InvalidOptionsError(
           'leaseMarginMs',
-          `${this.leaseMarginMs} ms leaves no lease within the session timeout the server granted (${granted} ms, asked ${this.sessionTimeoutMs} ms): ` +
-            `lower leaseMarginMs below ${granted}, or let the server grant a longer session (its maxSessionTimeout)`,
+          `${this.leaseMarginMs} ms leaves less than a tenth of the session timeout the server granted (${granted} ms, asked ${this.sessionTimeoutMs} ms) ` +
+            `as a lease: lower leaseMarginMs to at most ${Math.floor(granted * (1 - MIN_LEASE_SHARE))}, or let the server grant a longer session (its maxSessionTimeout)`,
         );
       }
     } catch (error) {
@@ -241,7 +252,7 @@ export class ZkConnection implements ZkLockConnection {
       // Asked to pick servers in random order, the C client shuffles its host list again on every
       // readiness check, reading /dev/urandom each time (three system calls per request). Shuffled
       // once per handle here instead, the clients spread over the servers just the same.
-      connect: shuffleHosts(this.connectionString),
+      connect: shuffleHosts(this.resolved),
       timeout: this.sessionTimeoutMs,
       debug_level: CLIENT_LOG_LEVELS[this.clientLogLevel],
       host_order_deterministic: true,
@@ -342,7 +353,7 @@ export class ZkConnection implements ZkLockConnection {
       const retired = this.client;
       this.client = undefined;
       session.markLost(detail, end);
-      this.closer.retire(retired, this.connectionString, credentials, session.timeoutMs);
+      this.closer.retire(retired, this.resolved, credentials, session.timeoutMs);
       this.reopen();
     } else {
       session.markLost(detail, end);
@@ -362,13 +373,27 @@ export class ZkConnection implements ZkLockConnection {
     this.reopen();
   }
 
+  /** Looks the names up again (off the event loop), then opens a handle for a new session. */
   private reopen(): void {
-    if (this.closed || this.client) return;
-    try {
-      this.client = this.openHandle();
-    } catch {
-      this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
-    }
+    if (this.closed || this.client || this.reopening) return;
+    this.reopening = true;
+    resolveHosts(this.connectionString).then(
+      (resolved) => {
+        this.reopening = false;
+        this.resolved = resolved;
+        if (this.closed || this.client) return;
+        try {
+          this.client = this.openHandle();
+        } catch {
+          this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
+        }
+      },
+      () => {
+        // The names do not resolve now (an outage): try again, while session() callers wait.
+        this.reopening = false;
+        this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
+      },
+    );
   }
 
   private wakeSessionWaiters(): void {
@@ -393,6 +418,23 @@ export class ZkConnection implements ZkLockConnection {
         });
       }
     }
+  }
+}
+
+/** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
+async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+  try {
+    return await Promise.race([resolveHosts(connectionString), aborted]);
+  } catch (error) {
+    if (error instanceof ZkConnectionError) throw error;
+    const code = (error as { code?: string; hostname?: string }).code ?? String(error);
+    const host = (error as { hostname?: string }).hostname;
+    throw new ZkConnectionError(connectionString, `the host name ${host ? shown(host) : ''} does not resolve (${code})`, { cause: error });
   }
 }
 
@@ -450,10 +492,10 @@ function sessionTimeout(value: unknown): number {
 
 function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= sessionTimeoutMs) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > sessionTimeoutMs * (1 - MIN_LEASE_SHARE)) {
     throw new InvalidOptionsError(
       'leaseMarginMs',
-      `must be a number of milliseconds from 0 to below sessionTimeoutMs (${sessionTimeoutMs}), got ${shown(value)}: ` +
+      `must be a number of milliseconds from 0 to nine tenths of sessionTimeoutMs (${Math.floor(sessionTimeoutMs * (1 - MIN_LEASE_SHARE))}), got ${shown(value)}: ` +
         'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
     );
   }

@@ -64,6 +64,11 @@ export interface ZkSessionApi {
   retainLease(): void;
   releaseLease(): void;
   /**
+   * Whether the lease runs now; when it has run out, the session is ended first (as the lease's
+   * own timer would: a grant found after the lease ran out cannot be trusted).
+   */
+  checkLease(): boolean;
+  /**
    * The highest zxid this session's connection has seen in any answer, across its sessions (see
    * ZxidWatermark); 0 where it is not tracked.
    */
@@ -257,6 +262,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
 
   releaseLease(): void {
     this.lease.release();
+  }
+
+  checkLease(): boolean {
+    return this.lease.checkNow();
   }
 
   get highestZxid(): number {

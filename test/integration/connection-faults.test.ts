@@ -238,6 +238,15 @@ describe('connection faults against a real ZooKeeper', () => {
     connection.close();
   });
 
+  it('host names are looked up before the C client sees them: a name connects, one that does not resolve fails start-up clearly', async () => {
+    const port = zk.connectString.split(':')[1];
+    const named = await connect({ connectionString: `localhost:${port}` });
+    await (await new FairLock(named, { rootPath: uniqueRoot('named') }).acquire('n')).release();
+    const error = await connect({ connectionString: `no-such-host.invalid:${port}`, connectTimeoutMs: 3000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect((error as Error).message).toMatch(/"no-such-host\.invalid" does not resolve \(ENOTFOUND\)/);
+  });
+
   it('a garbage connect string is refused up front with InvalidOptionsError', () => {
     for (const bad of ['', 'localhost', 'host:port', '127.0.0.1:2181,,x:1', 'a b:1', 42]) {
       expect(() => new ZkConnection({ connectionString: bad as string })).toThrow(InvalidOptionsError);

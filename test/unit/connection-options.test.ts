@@ -26,7 +26,7 @@ describe('connection options that can never work fail up front', () => {
   });
 
   it('a lease margin that leaves no lease', () => {
-    expect(refused({ sessionTimeoutMs: 4000, leaseMarginMs: 4000 }).message).toMatch(/leaseMarginMs.*below sessionTimeoutMs \(4000\)/);
+    expect(refused({ sessionTimeoutMs: 4000, leaseMarginMs: 4000 }).message).toMatch(/leaseMarginMs.*nine tenths of sessionTimeoutMs \(3600\)/);
     expect(refused({ leaseMarginMs: -1 }).message).toMatch(/leaseMarginMs/);
     expect(() => new ZkConnection({ connectionString: '127.0.0.1:2181', sessionTimeoutMs: 4000, leaseMarginMs: 0 })).not.toThrow();
   });

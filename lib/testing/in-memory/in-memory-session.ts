@@ -53,6 +53,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
 
   releaseLease(): void {}
 
+  checkLease(): boolean {
+    return !this.lost.aborted;
+  }
+
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
   markLost(detail: string, end: SessionEnd): void {
     this.end(new ZkSessionLostError('session', this.id, detail, end), () => {
