@@ -1,7 +1,8 @@
 /**
- * Partition and server-loss trials: in each, a holder H holds a lock, a client W of another session
- * waits for it, and a fault cuts H off from ZooKeeper. The trial records when H's `signal` aborted
- * and when W was granted, on this process's clock. Safe means H was told first, in every trial.
+ * Partition and server-loss trials: in each, a holder H holds a lock, a client W in a process of its
+ * own waits for it, and a fault cuts H off from ZooKeeper. The trial records when H's `signal`
+ * aborted and when W was granted, on the machine's clock. Safe means H was told first, in every
+ * trial.
  *
  * H and W are LockServices with default options but for the session timeout (2 s) and rootPath,
  * on servers with ZooKeeper's default limits (syncLimit 5) and the test kit's 200 ms tick. The
@@ -11,8 +12,11 @@
 import { LockService } from '../../lib/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
 import type { LockHandle } from '../../lib/lock-handle.js';
+import { type ChildProcess, fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
 import { makeDataDir } from '../../lib/testing/zk-process.js';
 import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -44,6 +48,44 @@ export interface TrialResult {
   readonly unsafe: boolean;
   /** Why H was told it lost the lock (LockLostError.reason). */
   readonly reason: string | undefined;
+}
+
+/** W's process: compiled by `npm run build:sample`, beside this file or in build/ (see harness.ts). */
+const WAITER = fileURLToPath(
+  import.meta.url.endsWith('.js') ? new URL('./partition-waiter.js', import.meta.url) : new URL('../../build/test/faults/partition-waiter.js', import.meta.url),
+);
+
+/** The machine's clock, which H here and W in its process share. */
+const clock = (): number => performance.timeOrigin + performance.now();
+
+/** W: a LockService in a process of its own, waiting for the lock; `granted` resolves with the time. */
+async function startWaiter(connect: string, rootPath: string, kind: Kind): Promise<{ granted: Promise<number>; stop(): Promise<void> }> {
+  const child: ChildProcess = fork(WAITER, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], ...isolatedForkOptions() });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let waiting!: () => void;
+  const isWaiting = new Promise<void>((resolve) => (waiting = resolve));
+  const granted = new Promise<number>((resolve, reject) => {
+    child.on('message', (message: { type: string; at?: number; error?: string }) => {
+      if (message.type === 'waiting') waiting();
+      if (message.type === 'granted') resolve(message.at!);
+      if (message.type === 'failed') reject(new Error(`W failed: ${message.error}`));
+    });
+    void exited.then(() => reject(new Error('W exited before it was granted')));
+  });
+  granted.catch(() => undefined);
+  child.send({ connect, rootPath, kind, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS });
+  await Promise.race([isWaiting, granted.then(() => undefined), exited]);
+  return {
+    granted,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.send('release');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
 }
 
 /** How long a trial watches after the fault: the session expires within ~2 timeouts of it. */
@@ -92,32 +134,26 @@ async function trial(
 ): Promise<TrialResult> {
   const rootPath = `/partition-${process.pid}-${fault}-${index}`;
   let h: LockService | undefined;
-  let w: LockService | undefined;
+  let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
   try {
     h = await service(holderConnect, rootPath, holderLeaseMarginMs);
-    w = await service(otherConnect, rootPath);
     const held = await take(h, kind, true);
-    const other: { grant?: LockHandle } = {};
-    const waiting = take(w, kind, false).then((lock) => {
-      other.grant = lock;
-      return performance.now();
-    });
+    w = await startWaiter(otherConnect, rootPath, kind);
+    let grantedEarly = false;
+    void w.granted.then(() => (grantedEarly = true), () => undefined);
     // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
     await sleep(300);
-    if (other.grant) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
+    if (grantedEarly) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
     const told = new Promise<number>((resolve) => {
-      if (held.signal.aborted) resolve(performance.now());
-      held.signal.addEventListener('abort', () => resolve(performance.now()), { once: true });
+      if (held.signal.aborted) resolve(clock());
+      held.signal.addEventListener('abort', () => resolve(clock()), { once: true });
     });
-    const start = performance.now();
+    const start = clock();
     await inject();
     const timeout = sleep(OBSERVE_MS).then(() => undefined);
-    const [toldAt, grantedAt] = await Promise.all([Promise.race([told, timeout]), Promise.race([waiting, timeout])]);
+    const [toldAt, grantedAt] = await Promise.all([Promise.race([told, timeout]), Promise.race([w.granted.catch(() => undefined), timeout])]);
     const reason = held.signal.aborted ? (held.signal.reason as LockLostError).reason : undefined;
     await heal();
-    // Set by W's acquire meanwhile (the check before the fault narrowed it to undefined).
-    const otherGrant = other.grant as LockHandle | undefined;
-    if (otherGrant) await otherGrant.release().catch(() => undefined);
     const unsafe = grantedAt !== undefined && (toldAt === undefined || grantedAt < toldAt);
     return {
       fault,
@@ -129,7 +165,7 @@ async function trial(
     };
   } finally {
     await close(h);
-    await close(w);
+    await w?.stop();
   }
 }
 

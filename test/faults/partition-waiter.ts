@@ -1,0 +1,45 @@
+/**
+ * W of a partition trial, in a process of its own (so that nothing the holder's process does can
+ * delay or hurry what W sees): connects, asks for the lock, tells the parent when it was granted
+ * (on the machine's clock: `performance.timeOrigin + performance.now()`), then waits to be told to
+ * release and stop. Arguments come as one JSON message: { connect, rootPath, kind }.
+ */
+import { LockService } from '../../lib/lock.service.js';
+import type { LockHandle } from '../../lib/lock-handle.js';
+
+interface Task {
+  connect: string;
+  rootPath: string;
+  kind: 'exclusive' | 'write' | 'semaphore' | 'simple';
+  sessionTimeoutMs: number;
+}
+
+const send = (message: object): void => {
+  process.send?.(message);
+};
+
+process.once('message', (task: Task) => {
+  void run(task).catch((error: unknown) => {
+    send({ type: 'failed', error: String(error) });
+    process.exit(1);
+  });
+});
+
+async function run(task: Task): Promise<void> {
+  const locks = new LockService({ connectionString: task.connect, rootPath: task.rootPath, sessionTimeoutMs: task.sessionTimeoutMs, rootAclCheck: 'off' });
+  await locks.onModuleInit();
+  const acquiring: Promise<LockHandle> =
+    task.kind === 'write'
+      ? locks.acquire('r', { mode: 'read' })
+      : task.kind === 'semaphore'
+        ? locks.semaphore('r', { permits: 1 })
+        : locks.acquire('r', { mode: task.kind === 'simple' ? 'simple' : 'exclusive' });
+  send({ type: 'waiting' });
+  const lock = await acquiring;
+  send({ type: 'granted', at: performance.timeOrigin + performance.now() });
+  await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  await lock.release().catch(() => undefined);
+  await locks.beforeApplicationShutdown();
+  await locks.onApplicationShutdown();
+  process.exit(0);
+}
