@@ -30,7 +30,8 @@ export interface ZkConnectionOptions {
    * (a follower cut off from its leader answers for up to syncLimit ticks). The default covers
    * ZooKeeper's sample configuration (tickTime 2000, syncLimit 5) from a 15 s session timeout up,
    * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
-   * server needs only the little: its own answers prove the session alive.
+   * server needs only the little: its own answers prove the session alive. At most nine tenths of
+   * the session timeout.
    * @default three quarters of the negotiated session timeout
    */
   leaseMarginMs?: number;
