@@ -1,46 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { ENSEMBLE_FAULTS, measureLeaseCost, runEnsembleTrials, runIsolationTrials, runStandaloneTrials, STANDALONE_FAULTS, summarize } from './partition-trials.js';
+import {
+  ENSEMBLE_FAULTS,
+  measureLeaseCost,
+  runEnsembleTrials,
+  runIsolationTrials,
+  runStandaloneTrials,
+  STANDALONE_FAULTS,
+  summarize,
+  type TrialResult,
+} from './partition-trials.js';
 
 // A few trials of each fault per run (PARTITION_TRIALS to change it); `npm run test:partitions`
 // runs the full count for FAULTS.md. Each asserts an order of events, never a duration.
 const TRIALS = Number(process.env.PARTITION_TRIALS ?? 2);
+const log = (line: string): void => console.log(line);
+
+/** In every trial of every fault, W was granted, and only after H was told. */
+function expectHolderToldFirst(results: readonly TrialResult[]): void {
+  for (const summary of summarize(results)) {
+    expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
+    expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
+  }
+}
 
 describe('a holder cut off from ZooKeeper is told before anyone else is granted its lock', () => {
-  it(
-    'standalone server: partitions both ways and each way, and a stalled server',
-    async () => {
-      const results = await runStandaloneTrials(STANDALONE_FAULTS, TRIALS, (line) => console.log(line));
-      for (const summary of summarize(results)) {
-        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
-        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
-      }
-    },
-    10 * 60_000,
-  );
+  const TEN_MINUTES = 10 * 60_000;
 
-  it(
-    '3-node ensemble: the holder\'s only server killed or stopped, leader and follower',
-    async () => {
-      const results = await runEnsembleTrials(ENSEMBLE_FAULTS, TRIALS, (line) => console.log(line));
-      for (const summary of summarize(results)) {
-        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
-        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
-      }
-    },
-    10 * 60_000,
-  );
+  it('standalone server: partitions both ways and each way, and a stalled server', async () => {
+    expectHolderToldFirst(await runStandaloneTrials(STANDALONE_FAULTS, TRIALS, log));
+  }, TEN_MINUTES);
 
-  it(
-    '3-node ensemble: the holder\'s follower cut off from the others goes on answering it, and the lease margin covers that',
-    async () => {
-      const results = await runIsolationTrials(TRIALS, undefined, (line) => console.log(line));
-      for (const summary of summarize(results)) {
-        expect(summary, `${summary.fault}: W was granted before H was told`).toMatchObject({ unsafe: 0 });
-        expect(summary.granted, `${summary.fault}: W was never granted`).toBe(summary.trials);
-      }
-    },
-    10 * 60_000,
-  );
+  it("3-node ensemble: the holder's only server killed or stopped, leader and follower", async () => {
+    expectHolderToldFirst(await runEnsembleTrials(ENSEMBLE_FAULTS, TRIALS, log));
+  }, TEN_MINUTES);
+
+  it("3-node ensemble: the holder's follower cut off from the others goes on answering it, and the lease margin covers that", async () => {
+    expectHolderToldFirst(await runIsolationTrials(TRIALS, undefined, log));
+  }, TEN_MINUTES);
 
   it('an idle holder renews its lease with a few reads per session timeout, and nothing else', async () => {
     const cost = await measureLeaseCost(5);
