@@ -454,9 +454,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       }
       if (sent === 0) {
         // While connected, a request is sent at once. If the send fails, the C client closes its
-        // socket there and then, silently, and the binding's poll watcher on that descriptor stays
-        // armed: libuv aborts the process when it next registers it. Only the caller can see it, and
-        // the handle must be closed before the event loop polls again.
+        // socket there and then, silently, and leaves this request and those in flight queued for
+        // the old connection: going on with the handle would match replies to the wrong requests.
+        // Only the caller can see it (the addon closes its poll watcher within the call), so the
+        // session is moved to a new handle before the event loop polls again.
         if (this.connected && this.handle.state === SOCKET_DROPPED_STATE) this.onSocketDropped(this);
         return;
       }
