@@ -25,6 +25,8 @@
  * - Built with optimisation (upstream builds with -O0).
  */
 #include <string.h>
+#include <string>
+#include <vector>
 #ifdef WIN32
     #define _MSC_STDINT_H_
     #include <iostream>
@@ -165,6 +167,7 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "a_delete_",  ADelete);
         Nan::SetPrototypeMethod(constructor_template,  "a_get_acl",  AGetAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_set_acl",  ASetAcl);
+        Nan::SetPrototypeMethod(constructor_template,  "a_multi",  AMulti);
         Nan::SetPrototypeMethod(constructor_template,  "add_auth",  AddAuth);
         Nan::SetPrototypeMethod(constructor_template,  "a_sync",  ASync);
         Nan::SetPrototypeMethod(constructor_template,  "a_getconfig",  AGetConfig);
@@ -1092,6 +1095,115 @@ public:
         deallocate_ACL_vector(acl);
 
         CALLBACK_EPILOG();
+    }
+
+    // What a multi keeps while it is in flight: the C client writes each operation's result (and a
+    // create's path) into memory the caller owns until the completion runs. One block, freed there.
+    struct multi_data {
+        Nan::Callback *cb;
+        int count;
+        zoo_op_result_t *results;
+        char *paths; // count * MULTI_PATH_MAX bytes: the path each create made
+    };
+    // A created node's path: the path asked for, its 10-digit sequence suffix and the terminator.
+    #define MULTI_PATH_MAX 1024
+
+    static void multi_completion (int rc, const void *data) {
+        struct multi_data *m = (struct multi_data *) data;
+        void *cb = (void *) m->cb;
+        {
+            CALLBACK_PROLOG(3);
+            LOG_DEBUG("multi rc=%d, rc_string=%s", rc, zerror(rc));
+            Local<Array> results = Nan::New<Array>(m->count);
+            for (int i = 0; i < m->count; i++) {
+                Local<Object> o = Nan::New<Object>();
+                Nan::Set(o, LOCAL_STRING("rc"), Nan::New<Int32>(m->results[i].err));
+                if (m->results[i].err == ZOK && m->results[i].value != NULL && m->results[i].valuelen > 0) {
+                    Nan::Set(o, LOCAL_STRING("path"), LOCAL_STRING(m->results[i].value));
+                }
+                Nan::Set(results, i, o);
+            }
+            argv[2] = results;
+            CALLBACK_EPILOG();
+        }
+        free(m);
+    }
+
+    // a_multi(ops, cb): one transaction (zoo_amulti). Each op is { type, path, data?, version?,
+    // flags? } with type one of ZOO_CREATE_OP (1), ZOO_DELETE_OP (2), ZOO_SETDATA_OP (5) or
+    // ZOO_CHECK_OP (13). cb(rc, message, [{ rc, path? }]): rc is the first failed operation's code
+    // (ZOK when all applied); path is a created node's. Creates use the open ACL, as a_create does.
+    static void AMulti(const Nan::FunctionCallbackInfo<Value>& info) {
+        ZooKeeper *zk = ObjectWrap::Unwrap<ZooKeeper>(info.This());
+        assert(zk);
+        THROW_IF_NOT (info.Length() >= 2, "expected 2 arguments")
+        THROW_IF_NOT (info[0]->IsArray(), "a_multi: the operations must be an array")
+        THROW_IF_NOT (info[1]->IsFunction(), "a_multi: the callback must be a function")
+        Local<Array> list = Local<Array>::Cast(info[0]);
+        int count = (int) list->Length();
+        THROW_IF_NOT (count > 0 && count <= 1000, "a_multi: between 1 and 1000 operations")
+
+        // The paths and data are copied by zoo_amulti as it serializes the request, so these only
+        // need to outlive the call.
+        std::vector<std::string> paths(count);
+        std::vector<std::string> datas(count);
+        std::vector<zoo_op_t> ops(count);
+        size_t size = sizeof(struct multi_data) + count * (sizeof(zoo_op_result_t) + MULTI_PATH_MAX);
+        struct multi_data *m = (struct multi_data *) calloc(1, size);
+        THROW_IF_NOT (m, "a_multi: out of memory")
+        m->count = count;
+        m->results = (zoo_op_result_t *) (m + 1);
+        m->paths = (char *) (m->results + count);
+
+        for (int i = 0; i < count; i++) {
+            Local<Value> item = Nan::Get(list, i).ToLocalChecked();
+            if (!item->IsObject()) { free(m); Nan::ThrowError("a_multi: each operation must be an object"); return; }
+            Local<Object> op = Local<Object>::Cast(item);
+            int type = toInt(op, LOCAL_STRING("type"));
+            Nan::Utf8String path (toString(Nan::Get(op, LOCAL_STRING("path")).ToLocalChecked()));
+            paths[i].assign(*path, path.length());
+            Local<Value> version_value = Nan::Get(op, LOCAL_STRING("version")).ToLocalChecked();
+            int version = version_value->IsNumber() ? toInt(version_value) : -1;
+            Local<Value> data = Nan::Get(op, LOCAL_STRING("data")).ToLocalChecked();
+            if (Buffer::HasInstance(data)) {
+                Local<Object> buffer = toLocalObj(data);
+                datas[i].assign(BufferData(buffer), BufferLength(buffer));
+            } else if (data->IsString()) {
+                Nan::Utf8String text (data);
+                datas[i].assign(*text, text.length());
+            }
+            switch (type) {
+                case ZOO_CREATE_OP:
+                    zoo_create_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), &ZOO_OPEN_ACL_UNSAFE,
+                                       (int) toUint(Nan::Get(op, LOCAL_STRING("flags")).ToLocalChecked()), m->paths + i * MULTI_PATH_MAX, MULTI_PATH_MAX);
+                    break;
+                case ZOO_DELETE_OP:
+                    zoo_delete_op_init(&ops[i], paths[i].c_str(), version);
+                    break;
+                case ZOO_SETDATA_OP:
+                    // No Stat wanted: the C client skips a NULL one.
+                    zoo_set_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), version, NULL);
+                    break;
+                case ZOO_CHECK_OP:
+                    zoo_check_op_init(&ops[i], paths[i].c_str(), version);
+                    break;
+                default:
+                    free(m);
+                    Nan::ThrowError("a_multi: an operation's type must be create (1), delete (2), setData (5) or check (13)");
+                    return;
+            }
+        }
+
+        m->cb = new Nan::Callback(info[1].As<Function>());
+        Nan::SetPrivate(m->cb->GetFunction(), Nan::New(PRIVATE_PROP_ZK), zk->handle());
+        int ret = zk->zhandle ? zoo_amulti(zk->zhandle, count, ops.data(), m->results, &multi_completion, m) : ZINVALIDSTATE;
+        zk->afterRequest();
+        if (ret != ZOK) {
+            // Not queued: the completion never runs.
+            delete m->cb;
+            free(m);
+        }
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
     }
 
     static NAN_GETTER(StatePropertyGetter) {

@@ -50,7 +50,7 @@ describe("README's forRootAsync example", () => {
     const app = await NestFactory.createApplicationContext(declareAppModule(), { logger: false, abortOnError: false });
     try {
       const token = await app.get(LockService).withLock('readme:config', (lock) => lock.fencingToken);
-      expect(token).toMatch(/^\d{36}$/);
+      expect(token).toMatch(/^\d{40}$/);
     } finally {
       await app.close();
     }
