@@ -34,6 +34,19 @@ export interface NativeAcl {
   scheme: string;
   auth: string;
 }
+/** One operation of a_multi: `type` is the C client's op code (MULTI_OPS); `version` -1 matches any. */
+export interface NativeMultiOp {
+  type: number;
+  path: string;
+  data?: Buffer | string;
+  version?: number;
+  /** A create's mode (CREATE_FLAGS). */
+  flags?: number;
+}
+
+/** The C client's op codes for a_multi (zookeeper.h ZOO_*_OP). */
+export const MULTI_OPS = { create: 1, delete: 2, setData: 5, check: 13 } as const;
+
 /** Watch callback: type (1 created, 2 deleted, 3 changed, 4 child, -1 session), state, path. */
 export type NativeWatcher = (type: number, state: number, path: string) => void;
 
@@ -53,6 +66,11 @@ export interface NativeHandle {
   a_get_acl(path: string, cb: (rc: number, msg: string, acl: NativeAcl[] | null, stat: ZkStat | null) => void): number;
   /** The binding reads `perm` (not `perms`) from each entry. */
   a_set_acl(path: string, version: number, acl: { scheme: string; auth: string; perm: number }[], cb: Done): number;
+  /**
+   * One transaction (zoo_amulti): every operation applies, in order, or none does. `rc` is the first
+   * failed operation's code (0 when all applied); each result has its operation's code.
+   */
+  a_multi(ops: NativeMultiOp[], cb: (rc: number, msg: string, results: { rc: number; path?: string }[]) => void): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;

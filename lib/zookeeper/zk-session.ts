@@ -1,4 +1,4 @@
-import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, type ZkStat } from './native-client.js';
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
@@ -35,6 +35,15 @@ export interface ChildList {
   /** The parent's Stat as of this read: `pzxid` is the zxid of its last child created or deleted. */
   stat: ZkStat;
 }
+
+/**
+ * One operation of a transaction (ZkSessionApi.multi): write a node's data (any version), delete a
+ * node (any version), or require a node to be at `version`.
+ */
+export type MultiOp =
+  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer }
+  | { readonly op: 'delete'; readonly path: string }
+  | { readonly op: 'check'; readonly path: string; readonly version: number };
 
 /**
  * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.
@@ -95,6 +104,13 @@ export interface ZkSessionApi {
    */
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch;
   delete(path: string): Promise<void>;
+  /**
+   * Applies `ops` as one transaction, one request on the wire: all of them, in order, or none. A
+   * refusal rejects with the error of the first operation that failed (ZkNoNodeError, ...); its
+   * `path` names the operations' paths. A write in it fires the node's data watches as a setData
+   * does (and a delete after it in the same transaction finds that one-shot watch already gone).
+   */
+  multi(ops: readonly MultiOp[]): Promise<void>;
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
@@ -380,6 +396,13 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
   }
 
+  multi(ops: readonly MultiOp[]): Promise<void> {
+    const native: NativeMultiOp[] = ops.map((op) =>
+      op.op === 'check' ? { type: MULTI_OPS.check, path: op.path, version: op.version } : { type: MULTI_OPS[op.op], path: op.path, ...(op.op === 'setData' && { data: op.data }) },
+    );
+    return this.call<void>('multi', multiPath(ops), (done) => this.handle.a_multi(native, (rc) => done(rc, undefined)));
+  }
+
   /** A node watched with the default watcher changed or went: the binding emits (event, handle, path). */
   private readonly onNodeChanged = (_handle: unknown, path: string): void => this.nodeEvent(path, 'changed');
   private readonly onNodeDeleted = (_handle: unknown, path: string): void => this.nodeEvent(path, 'deleted');
@@ -468,6 +491,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       setTimeout(() => request.fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }
+}
+
+/** The paths of a transaction's operations, each once, for its errors. */
+function multiPath(ops: readonly MultiOp[]): string {
+  return [...new Set(ops.map((op) => op.path))].join(',');
 }
 
 /**

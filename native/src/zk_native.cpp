@@ -5,8 +5,8 @@
  * Derived from src/node-zk.cpp of the `zookeeper` npm package 7.3.0
  * (https://github.com/yfinkelstein/node-zookeeper), MIT licence, Copyright 2010 Yuri Finkelstein and
  * the package's contributors; the licence is in ../LICENSE-node-zookeeper. It links the C client that
- * package builds in its own install (deps/zookeeper-client-c/.libs/libzookeeper_st.a), and keeps its
- * JavaScript interface, so lib/zookeeper/native-client.ts drives either addon the same way.
+ * native/install.cjs builds from that package's sources (c-client/.libs/libzookeeper_st.a), and
+ * keeps its JavaScript interface, plus a_multi (zoo_amulti); lib/zookeeper/native-client.ts types it.
  *
  * What is changed, and why (see yield(), armPoll(), afterRequest() and realInit()):
  * - The poll watcher stays armed while the connection it watches lasts. Upstream stopped and

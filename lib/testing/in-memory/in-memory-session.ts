@@ -2,7 +2,7 @@ import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
-import type { ChildList, CreateMode, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
+import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 
 /**
@@ -90,6 +90,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
 
   delete(path: string): Promise<void> {
     return this.call('delete', path, () => this.tree.delete(this.caller, path));
+  }
+
+  multi(ops: readonly MultiOp[]): Promise<void> {
+    return this.call('multi', ops[0]?.path ?? '/', () => this.tree.multi(this.caller, ops));
   }
 
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
