@@ -71,6 +71,11 @@ export interface NativeHandle {
    * failed operation's code (0 when all applied); each result has its operation's code.
    */
   a_multi(ops: NativeMultiOp[], cb: (rc: number, msg: string, results: { rc: number; path?: string }[]) => void): number;
+  /**
+   * Removes this session's data watches on `path` on the server (zoo_aremove_all_watches). Returns
+   * or answers ZNOWATCHER (-121) when none is set.
+   */
+  a_remove_data_watches(path: string, cb: Done): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;

@@ -131,6 +131,8 @@ type ChangeCallback = (change: NodeChange) => void;
 /** Counts the waiters still waiting on a session's watches (cancelled ones do not count). */
 interface WatcherCount {
   watchers(delta: number): void;
+  /** Every waiter of `watch` was cancelled: nobody needs it set any more. */
+  unwatched(watch: PathWatch): void;
 }
 
 class PathWatch implements NodeWatch {
@@ -141,7 +143,20 @@ class PathWatch implements NodeWatch {
   private pending: Promise<WatchedStat | null> | undefined = undefined;
   private version = -1;
 
-  constructor(readonly count: WatcherCount) {}
+  constructor(
+    readonly count: WatcherCount,
+    readonly path: string,
+  ) {}
+
+  /** Set on the server: its answer came, and the node existed. */
+  get isSet(): boolean {
+    return this.pending === undefined && this.version >= 0;
+  }
+
+  /** Waiters not cancelled. */
+  get waiting(): number {
+    return (this.first ? 1 : 0) + (this.others?.size ?? 0);
+  }
 
   get armed(): Promise<WatchedStat | null> {
     return this.pending ?? Promise.resolve(this.version < 0 ? null : { version: this.version });
@@ -154,6 +169,8 @@ class PathWatch implements NodeWatch {
       (stat) => {
         this.pending = undefined;
         this.version = stat ? stat.version : -1;
+        // Everyone gave up while it was being set: it is set for nobody.
+        if (this.isSet && this.waiting === 0 && this.firstTaken) this.count.unwatched(this);
       },
       failed,
     );
@@ -185,6 +202,7 @@ class PathWatch implements NodeWatch {
     if (!this.first) return;
     this.first = undefined;
     this.count.watchers(-1);
+    if (this.waiting === 0) this.count.unwatched(this);
   }
 }
 
@@ -200,7 +218,9 @@ class ExtraWatch implements NodeWatch {
   }
 
   cancel(): void {
-    if (this.watch.others?.delete(this.callback)) this.watch.count.watchers(-1);
+    if (!this.watch.others?.delete(this.callback)) return;
+    this.watch.count.watchers(-1);
+    if (this.watch.waiting === 0) this.watch.count.unwatched(this.watch);
   }
 }
 
@@ -374,7 +394,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
-      const created = new PathWatch(this);
+      const created = new PathWatch(this, path);
       watch = created;
       this.watches.set(path, created);
       // The default watcher: its events name the path (see the constructor). Only the version is
@@ -431,9 +451,27 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   /**
+   * WatcherCount: nobody waits on `watch` any more. A set watch is removed from the server, so that
+   * a waiter that timed out or was aborted leaves nothing behind (ZooKeeper would otherwise keep it
+   * until the node changes or the session ends). One still being set is removed once it is (see
+   * PathWatch.arming). The path is free at once for a new watch: this session's requests reach the
+   * server in order, so a later watch on it is set after this removal.
+   */
+  unwatched(watch: PathWatch): void {
+    if (this.lost.aborted || !watch.isSet || this.watches.get(watch.path) !== watch) return;
+    this.watches.delete(watch.path);
+    // Best effort, and nobody waits for it: ZNOWATCHER when the watch fired meanwhile; a connection
+    // lost first leaves the watch until it fires or the session ends, as before.
+    this.call<void>('removeWatches', watch.path, (done) => this.handle.a_remove_data_watches(watch.path, (rc) => done(rc, undefined))).catch(
+      () => undefined,
+    );
+  }
+
+  /**
    * A waiter with a watch set may be granted by the watch's event alone (a hand-on), without a
    * request whose answer would renew the lease: so the lease is kept renewed while anyone waits on
-   * a watch (a cancelled waiter's watch, left set on the server, does not count).
+   * a watch (a cancelled waiter's watch, which may still be set on the server until its removal
+   * gets there, does not count).
    */
   private syncWatchLease(): void {
     const hold = this.liveWatchers > 0;

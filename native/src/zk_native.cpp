@@ -6,7 +6,8 @@
  * (https://github.com/yfinkelstein/node-zookeeper), MIT licence, Copyright 2010 Yuri Finkelstein and
  * the package's contributors; the licence is in ../LICENSE-node-zookeeper. It links the C client that
  * native/install.cjs builds from that package's sources (c-client/.libs/libzookeeper_st.a), and
- * keeps its JavaScript interface, plus a_multi (zoo_amulti); lib/zookeeper/native-client.ts types it.
+ * keeps its JavaScript interface, plus a_multi (zoo_amulti) and a_remove_data_watches
+ * (zoo_aremove_all_watches); lib/zookeeper/native-client.ts types it.
  *
  * What is changed, and why (see yield(), armPoll(), afterRequest() and realInit()):
  * - The poll watcher stays armed while the connection it watches lasts. Upstream stopped and
@@ -168,6 +169,7 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "a_get_acl",  AGetAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_set_acl",  ASetAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_multi",  AMulti);
+        Nan::SetPrototypeMethod(constructor_template,  "a_remove_data_watches",  ARemoveDataWatches);
         Nan::SetPrototypeMethod(constructor_template,  "add_auth",  AddAuth);
         Nan::SetPrototypeMethod(constructor_template,  "a_sync",  ASync);
         Nan::SetPrototypeMethod(constructor_template,  "a_getconfig",  AGetConfig);
@@ -576,7 +578,7 @@ public:
         } else if (type == ZOO_NOTWATCHING_EVENT) {
             zk->DoEmitPath(Nan::New(on_event_notwatching), path);
         } else {
-            LOG_WARN("Unknonwn watcher event type %s",type);
+            LOG_WARN("Unknown watcher event type %d", type);
         }
     }
 
@@ -1095,6 +1097,30 @@ public:
         deallocate_ACL_vector(acl);
 
         CALLBACK_EPILOG();
+    }
+
+    // a_remove_data_watches(path, cb): removes this session's data watches on `path` from the server
+    // (zoo_aremove_all_watches, ZWATCHTYPE_DATA), and the C client's record of them once it answers.
+    // cb(rc, message): ZNOWATCHER (-121), at once or from the server, when none is set (it fired).
+    static void ARemoveDataWatches(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(2);
+        Nan::Utf8String _path (toString(info[0]));
+
+        struct completion_data *data = (struct completion_data *) malloc(sizeof(struct completion_data));
+        data->cb = cb;
+        data->type = ZOO_REMOVE_WATCHES;
+        data->data = NULL;
+
+        // zoo_aremove_all_watches declares its completion as void_completion_t *, but stores and
+        // calls what it is given as the function itself (add_completion_deregistration casts it).
+        int ret = (zk->zhandle ? zoo_aremove_all_watches(zk->zhandle, *_path, ZWATCHTYPE_DATA, 0, (void_completion_t *) void_completion, data) : ZINVALIDSTATE);
+        zk->afterRequest();
+        if (ret != ZOK) {
+            // Not queued (no such watch, or the handle is closing): the completion never runs.
+            delete cb;
+            free(data);
+        }
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
     }
 
     // What a multi keeps while it is in flight: the C client writes each operation's result (and a

@@ -17,6 +17,7 @@ const OP_NAMES: Record<number, string> = {
   8: 'getChildren',
   12: 'getChildren2',
   14: 'multi',
+  18: 'removeWatches',
   15: 'create2',
   19: 'createContainer',
   101: 'setWatches',
