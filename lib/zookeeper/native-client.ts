@@ -52,6 +52,14 @@ export type NativeWatcher = (type: number, state: number, path: string) => void;
 
 export interface NativeHandle {
   a_create(path: string, data: Buffer | string, flags: number, cb: (rc: number, msg: string, path: string) => void): number;
+  /** a_create with the node's ACL in the create request (entries as a_set_acl takes them; not empty). */
+  a_create_acl(
+    path: string,
+    data: Buffer | string,
+    flags: number,
+    acl: { scheme: string; auth: string; perm: number }[],
+    cb: (rc: number, msg: string, path: string) => void,
+  ): number;
   a_get_children2(
     path: string,
     watch: boolean,

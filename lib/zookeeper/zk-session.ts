@@ -86,7 +86,8 @@ export interface ZkSessionApi {
   queueSeen(path: string): QueueSeen | undefined;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
+  /** Creates a node with `acl` (ZooKeeper's open ACL without one), in the create request itself. */
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string>;
   getChildren(path: string): Promise<ChildList>;
   /** Reads a node without watching it. Rejects with ZkNoNodeError when it does not exist. */
   getData(path: string): Promise<NodeData>;
@@ -352,9 +353,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     this.listen(next, 'on');
   }
 
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
     return this.call<string>('create', path, (done) =>
-      this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
+      acl && acl.length > 0
+        ? this.handle.a_create_acl(path, data, CREATE_FLAGS[mode], nativeAcl(acl), (rc, _msg, created) => done(rc, created))
+        : this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
     );
   }
 
@@ -383,8 +386,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {
-    const native = acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
-    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, native, (rc) => done(rc, undefined)));
+    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, nativeAcl(acl), (rc) => done(rc, undefined)));
   }
 
   setData(path: string, data: Buffer): Promise<void> {
@@ -529,6 +531,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       setTimeout(() => request.fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }
+}
+
+/** An ACL as the binding takes it (it reads `auth` and `perm`). */
+function nativeAcl(acl: readonly ZkAcl[]): { scheme: string; auth: string; perm: number }[] {
+  return acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
 }
 
 /** The paths of a transaction's operations, each once, for its errors. */

@@ -156,6 +156,7 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "close",  Close);
         Nan::SetPrototypeMethod(constructor_template,  "a_create",  ACreate);
         Nan::SetPrototypeMethod(constructor_template,  "a_create_ttl",  ACreateTtl);
+        Nan::SetPrototypeMethod(constructor_template,  "a_create_acl",  ACreateAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_exists",  AExists);
         Nan::SetPrototypeMethod(constructor_template,  "aw_exists",  AWExists);
         Nan::SetPrototypeMethod(constructor_template,  "a_get",  AGet);
@@ -742,6 +743,33 @@ public:
         }
     }
 
+    // a_create_acl(path, data, flags, acl, cb): a_create with the node's ACL in the create request
+    // ([{ scheme, auth, perm }], as a_set_acl takes it), so that it is never open, not even for the
+    // instant before a setAcl. zoo_acreate serializes the ACL at once: it is freed right after.
+    static void ACreateAcl(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(5);
+
+        Nan::Utf8String _path (toString(info[0]));
+        uint32_t flags = toUint(info[2]);
+        THROW_IF_NOT (info[3]->IsArray() && Local<Array>::Cast(info[3])->Length() > 0, "a_create_acl: the ACL must be a non-empty array")
+        struct ACL_vector *aclv = zk->createAclVector(Local<Array>::Cast(info[3]));
+
+        int ret;
+        if (!zk->zhandle) {
+            ret = ZINVALIDSTATE;
+        } else if (Buffer::HasInstance(info[1])) {
+            Local<Object> _data = toLocalObj(info[1]);
+            ret = zoo_acreate(zk->zhandle, *_path, BufferData(_data), BufferLength(_data), aclv, flags, string_completion, cb);
+        } else {
+            Nan::Utf8String _data (toString(info[1]));
+            ret = zoo_acreate(zk->zhandle, *_path, *_data, _data.length(), aclv, flags, string_completion, cb);
+        }
+        zk->afterRequest();
+        deallocate_ACL_vector(aclv);
+        free(aclv);
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
+    }
+
     static void ACreateTtl(const Nan::FunctionCallbackInfo<Value>& info) {
         A_METHOD_PROLOG(5);
 
@@ -1119,6 +1147,13 @@ public:
             // Not queued (no such watch, or the handle is closing): the completion never runs.
             delete cb;
             free(data);
+        } else if (zk->zhandle) {
+            // The removal above deregisters, on its answer, the watcher NULL only, which never
+            // matches the default watcher a_get(path, true) registered under: the C client would
+            // keep that record (memory, and a watch it sets again on every reconnect). Forgotten
+            // here, locally (no request); an event crossing the removal then reaches nobody, and
+            // nobody waits for it.
+            zoo_aremove_watches(zk->zhandle, *_path, ZWATCHTYPE_DATA, main_watcher, zk, 1, NULL, NULL);
         }
         RETURN_VALUE(info, Nan::New<Int32>(ret));
     }

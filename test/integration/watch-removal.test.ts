@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConnectionState } from '../../lib/zookeeper/zk-connection.js';
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
 import { eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
+import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
 
 /**
  * A waiter that stops waiting (timed out, aborted) removes its data watch from the server, so that
@@ -30,6 +32,34 @@ describe('watch removal, on a real ZooKeeper', () => {
     await eventually(async () => (await watchesOn(held.path)) === 0, { what: 'the timed-out waiter to remove its watch' });
     await queueLength(h, `${rootPath}/r`, 1);
     expect(held.isHeld()).toBe(true);
+    await held.release();
+  });
+
+  let proxy: ZkProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  it('a removed watch is not set again when the session reconnects (the client forgot it too)', async () => {
+    const rootPath = uniqueRoot('unwatch-reconnect');
+    const [host, port] = zk.connectString.split(',')[0]!.split(':');
+    proxy = await startZkProxy({ host, port: Number(port) });
+    const [h, w] = await Promise.all([connect(), connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 })]);
+    const states: ConnectionState[] = [];
+    w.onStateChange((state) => states.push(state));
+    const held = await new FairLock(h, { rootPath }).acquire('r');
+    const controller = new AbortController();
+    const aborted = new FairLock(w, { rootPath }).acquire('r', { signal: controller.signal });
+    await eventually(async () => (await watchesOn(held.path)) === 1, { what: "the waiter's watch" });
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    await eventually(async () => (await watchesOn(held.path)) === 0, { what: 'the watch removed' });
+    // On reconnecting, a client sets again every watch it still knows of.
+    proxy.dropConnections();
+    await eventually(() => states.includes('reconnected'), { what: 'the session back' });
+    await (await w.session()).getChildren(`${rootPath}/r`);
+    expect(await watchesOn(held.path)).toBe(0);
     await held.release();
   });
 

@@ -64,8 +64,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
     });
   }
 
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
-    return this.call('create', path, () => this.tree.create(this.caller, path, Buffer.from(data), mode));
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
+    return this.call('create', path, () =>
+      acl && acl.length > 0 ? this.tree.create(this.caller, path, Buffer.from(data), mode, acl) : this.tree.create(this.caller, path, Buffer.from(data), mode),
+    );
   }
 
   getChildren(path: string): Promise<ChildList> {
