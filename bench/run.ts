@@ -23,10 +23,6 @@ import { WORKLOADS } from './workloads/index.js';
 const here = dirname(fileURLToPath(import.meta.url));
 /** build/bench/run.js -> the repository root */
 const repoRoot = resolve(here, '../..');
-// Node figures are measured on this package's own addon (opt-in for applications: README, "The
-// native addon"); rows marked so run on the `zookeeper` package's, the default. Every worker, the
-// herd's, the heap's and the HTTP app's included, inherits this.
-process.env.NESTJS_ZK_LOCK_ADDON ??= 'nestjs-zk-lock';
 const buildDir = resolve(here, '..');
 
 /** ZooKeeper's session timeout is at most 20 ticks: 6 s ticks allow 120 s sessions, which ping every 40 s. */
@@ -132,7 +128,7 @@ async function main(): Promise<number> {
   let loadMax = loadavg()[0]!;
   const loadSampler = setInterval(() => (loadMax = Math.max(loadMax, loadavg()[0]!)), 5000);
   loadSampler.unref();
-  const machine = describeMachine(zookeeperVersion, curator?.version ?? `not run: ${curatorMissing}`, `the C client (3.8.0) from zookeeper ${clientVersion} (npm), through nestjs-zk-lock's own addon (native/); rows marked so: through the zookeeper package's addon`);
+  const machine = describeMachine(zookeeperVersion, curator?.version ?? `not run: ${curatorMissing}`, `the C client (3.8.0) from zookeeper ${clientVersion} (npm), through nestjs-zk-lock's addon (native/)`);
 
   // The server's JIT warms up before anything is measured, whichever workloads were picked.
   log('warming the server up');

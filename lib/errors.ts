@@ -127,6 +127,21 @@ export class ZkConnectionError extends ZkLockError {
   }
 }
 
+/**
+ * This package's native addon (the ZooKeeper C client bound to Node, built by its install script)
+ * cannot be used, so no connection to ZooKeeper can be opened. Thrown at the first connect.
+ */
+export class ZkNativeAddonError extends ZkLockError {
+  constructor(readonly detail: string) {
+    super(
+      `nestjs-zk-lock cannot talk to ZooKeeper: its native addon cannot be used, because ${detail}. ` +
+        'Potential solutions: install a C/C++ toolchain, make and Python 3 (Debian/Ubuntu: `apt-get install build-essential python3`; ' +
+        'macOS: `xcode-select --install`), allow the package\'s install script (npm 11: "allowScripts": { "nestjs-zk-lock": true }), ' +
+        'then run `npm rebuild nestjs-zk-lock` and read its output.',
+    );
+  }
+}
+
 /** The module or a recipe was given an option it cannot use. */
 export class InvalidOptionsError extends ZkLockError {
   constructor(

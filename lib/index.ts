@@ -39,6 +39,7 @@ export {
   LockNotHeldError,
   InvalidResourceNameError,
   ZkConnectionError,
+  ZkNativeAddonError,
   ZkRollbackError,
   InvalidOptionsError,
   LockServiceClosedError,

@@ -119,8 +119,8 @@ export interface LockSessionInfo {
   readonly sessionId: string | undefined;
   /** The session timeout the server granted, in ms. */
   readonly sessionTimeoutMs: number | undefined;
-  /** What talks to the server: the `zookeeper` package's addon (the default), this package's own (opt-in), or `in-memory`. */
-  readonly addon: 'nestjs-zk-lock' | 'zookeeper' | 'in-memory';
+  /** What talks to the server: `nestjs-zk-lock` (this package's native addon, on every real connection) or `in-memory` (the testing kit). */
+  readonly addon: 'nestjs-zk-lock' | 'in-memory';
   /** Locks this LockService holds through ZooKeeper right now (reentrant joins not counted). */
   readonly heldLocks: number;
 }

@@ -46,9 +46,11 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   tokenEpoch?: number;
   /**
-   * ACL for the paths the library creates (rootPath and each lock's parent; whoever may DELETE on a
-   * parent may delete its lock nodes). Absent: with `digest`, all rights for that identity and read
-   * for everyone; without it, open (ZooKeeper's default).
+   * ACL for the nodes the library creates (rootPath, each lock's parent, and the lock nodes; whoever
+   * may DELETE on a parent may delete its lock nodes), given in each create request. It must let this
+   * client's identity read and write lock nodes (a holder writes its node to hand the lock on).
+   * Absent: with `digest`, all rights for that identity and read for everyone; without it, open
+   * (ZooKeeper's default).
    * @default undefined (as described above)
    */
   acl?: ZkAcl[];

@@ -7,11 +7,12 @@
  * It does not use the client the `zookeeper` package builds in its own install: npm runs the install
  * scripts of packages at the same depth in parallel, so that build may not be finished yet.
  *
- * The addon is opt-in (NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock; README, "The native addon"): by default
- * the library drives the `zookeeper` package's addon. So this script never fails the install:
+ * The library runs on this addon only. This script still never fails the install, so that
+ * importing the package (its types, the in-memory testing kit) works on a machine that cannot build
+ * it; the first connection then fails with a ZkNativeAddonError that says what to do:
  * - when there is nothing to build against (Windows, or no C sources) it says so and stops;
  * - when the build itself fails, it says so, and leaves native/build-failed.txt, which the library
- *   names in its error if the addon is asked for, until `npm rebuild nestjs-zk-lock` succeeds.
+ *   names in its error, until `npm rebuild nestjs-zk-lock` succeeds.
  * NESTJS_ZK_LOCK_BUILD_ADDON=0 skips the build.
  */
 const { spawnSync } = require('node:child_process');
@@ -26,8 +27,9 @@ function say(message) {
   console.log(`nestjs-zk-lock: ${message}`);
 }
 
-function useFallback(reason) {
-  say(`${reason} The library uses the zookeeper package's addon (its default); NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock is not available.`);
+/** Ends the install without the addon: the library will refuse to connect, saying why (ZkNativeAddonError). */
+function withoutAddon(reason) {
+  say(`${reason} Until the addon is built, nestjs-zk-lock cannot connect to ZooKeeper (it throws ZkNativeAddonError at the first connect).`);
   process.exit(0);
 }
 
@@ -47,32 +49,32 @@ function findNodeGyp() {
 fs.rmSync(failedMarker, { force: true });
 
 if (process.env.NESTJS_ZK_LOCK_BUILD_ADDON === '0') {
-  useFallback('NESTJS_ZK_LOCK_BUILD_ADDON=0: the native addon is not built.');
+  withoutAddon('NESTJS_ZK_LOCK_BUILD_ADDON=0: the native addon is not built.');
 }
 
 let zookeeperDir;
 try {
   zookeeperDir = path.dirname(require.resolve('zookeeper/package.json', { paths: [nativeDir] }));
 } catch {
-  useFallback('the zookeeper package is not installed, so there is no C client to build against.');
+  withoutAddon('the zookeeper package is not installed, so there is no C client to build against.');
 }
 
 if (process.platform === 'win32') {
-  useFallback('its native addon is not built on Windows.');
+  withoutAddon('its native addon is not built on Windows.');
 }
 const clientSources = path.join(zookeeperDir, 'deps', 'zookeeper-client-c.tar.gz');
 if (!fs.existsSync(clientSources)) {
-  useFallback(`the zookeeper package has no C client sources at ${clientSources}.`);
+  withoutAddon(`the zookeeper package has no C client sources at ${clientSources}.`);
 }
 
-/** Runs a build step; on failure leaves the marker and falls back. */
+/** Runs a build step; on failure leaves the marker and stops. */
 function run(what, command, args, options) {
   const result = spawnSync(command, args, { encoding: 'utf8', env: process.env, maxBuffer: 64 * 1024 * 1024, ...options });
   if (result.status === 0) return;
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`;
   fs.writeFileSync(failedMarker, `${what}: exit ${result.status}\n${output}`);
   process.stderr.write(output.split('\n').slice(-40).join('\n'));
-  useFallback(
+  withoutAddon(
     `building the native addon failed at "${what}" (exit ${result.status}; full output in ${failedMarker}). Fix the cause and run \`npm rebuild nestjs-zk-lock\`.`,
   );
 }
@@ -99,7 +101,7 @@ if (!fs.existsSync(clientLibrary)) {
 
 const nodeGyp = findNodeGyp();
 if (!nodeGyp) {
-  useFallback('node-gyp was not found (npm ships it: run the install through npm).');
+  withoutAddon('node-gyp was not found (npm ships it: run the install through npm).');
 }
 
 // Node's own headers, where this Node installation has them (Debian's package and the official

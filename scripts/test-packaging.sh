@@ -97,7 +97,7 @@ tarball=$work/$tarball
 [ -f "$tarball" ] || fail "npm pack reported $tarball, which does not exist"
 node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "the tarball's contents are wrong (see above)"
 
-step "create the apps and install the tarball (in parallel; the zookeeper addon builds from C sources, then ours against it)"
+step "create the apps and install the tarball (in parallel; nestjs-zk-lock's install script builds the C client from the zookeeper package's sources, then its addon)"
 install_pids=()
 apps=(nest12-esm nest11-cjs nest11-cli)
 for app in nest12-esm nest11-cjs; do
@@ -129,8 +129,6 @@ for i in 0 1 2; do
 done
 for app in "${apps[@]}"; do
   dir=$work/$app
-  [ -n "$(find "$dir/node_modules/zookeeper/build" -name '*.node' 2>/dev/null)" ] ||
-    fail "$app: the zookeeper addon was not built: its install script did not run (see $work/$app-install.log)"
   own=$dir/node_modules/nestjs-zk-lock/native
   [ ! -e "$own/build-failed.txt" ] || { show_log "$own/build-failed.txt"; fail "$app: nestjs-zk-lock's native addon failed to build at install"; }
   [ -f "$own/build/Release/zk_native.node" ] ||
@@ -138,7 +136,7 @@ for app in "${apps[@]}"; do
   [ ! -e "$dir/node_modules/@nestjs/terminus" ] ||
     fail "$app: @nestjs/terminus got installed, but it is an optional peer that the app never asked for"
   echo "$app: nestjs-zk-lock $(cd "$dir" && node -p 'require("./node_modules/nestjs-zk-lock/package.json").version')," \
-    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), both addons built"
+    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), addon built"
 done
 
 step "type-check and build the apps"
@@ -178,14 +176,12 @@ zk=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).co
 zk_pid=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid' "$work/zk.json")
 echo "ZooKeeper serves on $zk (pid $zk_pid)"
 
-step "start both apps on it, sharing one counter file (the CommonJS one on nestjs-zk-lock's own addon)"
-declare -A url app_pid addon
-addon[nest12-esm]=zookeeper
-addon[nest11-cjs]=nestjs-zk-lock
+step "start both apps on it, sharing one counter file"
+declare -A url app_pid
 servers=(nest12-esm nest11-cjs)
 for app in "${servers[@]}"; do
   log=$work/$app-app.log
-  (cd "$work/$app" && NESTJS_ZK_LOCK_ADDON=${addon[$app]} ZK_CONNECT=$zk COUNTER_FILE=$work/counter exec node dist/src/main.js >"$log" 2>&1) &
+  (cd "$work/$app" && ZK_CONNECT=$zk COUNTER_FILE=$work/counter exec node dist/src/main.js >"$log" 2>&1) &
   pids+=($!)
   app_pid[$app]=$!
 done

@@ -22,17 +22,14 @@ export interface BenchContext {
   log(message: string): void;
 }
 
-/** `-stock`: the same on the `zookeeper` package's addon instead of this package's own (native/). */
 export type NodeImpl =
   | 'raw-pipelined'
-  | 'raw-pipelined-stock'
   | 'raw-sequential'
   | 'raw-promise'
   | 'fairlock'
   | 'simplelock'
   | 'lockservice'
-  | 'lockservice-solo'
-  | 'lockservice-stock';
+  | 'lockservice-solo';
 export type Impl = NodeImpl | 'curator';
 
 export function startNodeWorker(ctx: BenchContext, impl: NodeImpl, label: string = impl): LineWorker {

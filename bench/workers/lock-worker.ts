@@ -7,7 +7,6 @@
  * - `lockservice`: this library's `LockService`, as an application calls it (outside Nest's DI, on
  *   a connection it is given), with its defaults (the cohort queue on);
  * - `lockservice-solo`: the same with `cohort: false` (every caller queues in ZooKeeper);
- * - any of these with `-stock` appended: on the `zookeeper` package's addon instead of ours.
  * A protocol `path` is the parent of the lock nodes: for the library, rootPath + '/' + resource.
  */
 import 'reflect-metadata';
@@ -15,14 +14,12 @@ import { createInterface } from 'node:readline';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { LockService } from '../../lib/lock.service.js';
-import { ADDON_ENV } from '../../lib/zookeeper/native-client.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
 import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
 
 type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice' | 'lockservice-solo';
 const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'simplelock', 'lockservice', 'lockservice-solo'];
-const STOCK_SUFFIX = '-stock';
 
 /** acquire + release of one lock, however the implementation does it. */
 interface Locker {
@@ -30,12 +27,9 @@ interface Locker {
 }
 
 const asked = process.argv[2] ?? '';
-// This package's own addon (opt-in for applications), or with `-stock` the `zookeeper` package's
-// (the default). The addon is loaded on first use, so setting the choice before connecting is enough.
-process.env[ADDON_ENV] = asked.endsWith(STOCK_SUFFIX) ? 'zookeeper' : 'nestjs-zk-lock';
-const impl = asked.replace(STOCK_SUFFIX, '') as Impl;
+const impl = asked as Impl;
 if (!IMPLS.includes(impl)) {
-  console.error(`usage: lock-worker.js <${IMPLS.join('|')}>[${STOCK_SUFFIX}]`);
+  console.error(`usage: lock-worker.js <${IMPLS.join('|')}>`);
   process.exit(2);
 }
 

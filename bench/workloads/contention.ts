@@ -65,7 +65,6 @@ const LABELS: Partial<Record<Variant, string>> = {
   'curator-own': 'Curator, one InterProcessMutex per thread',
   lockservice: 'ours: LockService',
   'lockservice-solo': 'ours: LockService, cohort: false',
-  'lockservice-stock': 'ours: LockService on the zookeeper package\'s addon',
   fairlock: 'ours: FairLock (fair queue)',
   simplelock: 'ours: SimpleLock (one node, unfair)',
 };

@@ -52,7 +52,7 @@ export const WORKLOADS: Workload[] = [
         // --quick is a smoke check: fewer JVMs to start.
         processes: ctx.quick ? 3 : 8,
         callersPerProcess: 1,
-        ours: ['lockservice', 'lockservice-solo', 'lockservice-stock'],
+        ours: ['lockservice', 'lockservice-solo'],
         ...(ctx.quick
           ? { warmupCycles: 100, warmupMs: 300, durationMs: 700, blocks: 2, rounds: 1 }
           : { warmupCycles: 5000, warmupMs: SESSIONS_WARMUP_MS, durationMs: 3000, blocks: 3, rounds: 7 }),

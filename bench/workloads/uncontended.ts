@@ -18,7 +18,6 @@ import { figure, type Figure, percentile } from '../support/stats.js';
 
 const LABELS: Record<Impl, string> = {
   'raw-pipelined': 'raw client: create+list pipelined, delete (floor)',
-  'raw-pipelined-stock': 'the same on the zookeeper package\'s addon',
   'raw-sequential': 'raw client: create, list, delete (3 round trips)',
   'raw-promise': 'raw client behind promises: create+list, delete',
   curator: 'Curator InterProcessMutex',
@@ -26,7 +25,6 @@ const LABELS: Record<Impl, string> = {
   simplelock: 'ours: SimpleLock acquire+release',
   lockservice: 'ours: LockService acquire+release',
   'lockservice-solo': 'ours: LockService acquire+release, cohort: false',
-  'lockservice-stock': 'ours: LockService on the zookeeper package\'s addon',
 };
 
 interface Settings {
@@ -78,7 +76,6 @@ interface RoundFigures {
 export async function runUncontended(ctx: BenchContext, server: ZkServer, storage: string, id: string, settings: Settings): Promise<WorkloadResult> {
   const impls: Impl[] = [
     'raw-pipelined',
-    'raw-pipelined-stock',
     'raw-sequential',
     'raw-promise',
     ...(ctx.curator ? (['curator'] as const) : []),

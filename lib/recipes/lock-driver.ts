@@ -18,8 +18,8 @@ export type Decision =
       /**
        * The watched entry is an exclusive or write entry whose release, as the holder, grants us the
        * lock: nothing it conflicts with was below it, and nothing can be between us. Such a holder
-       * writes its node just before deleting it (`QueueGrant.handOn`), so that write alone tells us
-       * we hold, without listing the queue again; a deletion (a waiter giving up, a session ending)
+       * writes its node in the transaction that deletes it (`QueueGrant.handOn`), so that write
+       * alone tells us we hold, without listing the queue again; a deletion (a waiter giving up, a session ending)
        * still means listing it.
        */
       handedOn?: boolean;

@@ -38,7 +38,7 @@ export interface QueueGrant {
    */
   readonly queueId: string;
   /**
-   * Release by writing the node, then deleting it (sent together): the write tells the entry after
+   * Release by writing the node and deleting it in one transaction: the write tells the entry after
    * it, if that entry watches it, that it now holds the lock (`Decision.handedOn`), which saves that
    * waiter a listing of the queue on the way to the grant. Set for exclusive and write entries that
    * are likely to have a successor (they waited, or saw entries after their own); an uncontended
@@ -172,7 +172,7 @@ export class LockQueue {
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       waiter.createSent = true;
-      const created = session.create(`${parent}/${waiter.prefix}`, data, 'EPHEMERAL_SEQUENTIAL');
+      const created = session.create(`${parent}/${waiter.prefix}`, data, 'EPHEMERAL_SEQUENTIAL', this.acl);
       const listed = session.getChildren(parent).then(
         (list) => ({ list }),
         (error: unknown) => ({ error }),
@@ -233,8 +233,8 @@ export class LockQueue {
 }
 
 /**
- * Creates a node unless it exists, retrying through connection loss, and gives a node it created
- * `acl` (the binding can only create open nodes: the ACL follows in the next request).
+ * Creates a node unless it exists, retrying through connection loss, with `acl` in the create
+ * request (so it is never open, not even for an instant).
  */
 export async function createIfMissing(
   session: ZkSessionApi,
@@ -243,16 +243,11 @@ export async function createIfMissing(
   stop: AbortSignal,
   acl?: readonly ZkAcl[],
 ): Promise<void> {
-  const created = await untilAnswered(session, stop, () =>
-    session.create(path, '', mode).then(
-      () => true,
-      (error: unknown) => {
-        if (!(error instanceof ZkNodeExistsError)) throw error;
-        return false;
-      },
-    ),
+  await untilAnswered(session, stop, () =>
+    session.create(path, '', mode, acl).catch((error: unknown) => {
+      if (!(error instanceof ZkNodeExistsError)) throw error;
+    }),
   );
-  if (created && acl) await untilAnswered(session, stop, () => session.setAcl(path, acl));
 }
 
 /**

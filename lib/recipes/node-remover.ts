@@ -2,7 +2,7 @@ import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zoo
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 import { readChildren, untilAnswered } from './session-retry.js';
 
-/** What a holder handing its lock on writes into its node just before deleting it. */
+/** What a holder handing its lock on writes into its node, in the transaction that deletes it. */
 const RELEASED = Buffer.alloc(0);
 
 /** Deletes lock nodes on every way out: release, timeout, abort, a grant nobody wants any more. */
@@ -25,41 +25,27 @@ export class NodeRemover {
    * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
    * node, possibly long ago, and the holder was no longer the holder.
    *
-   * With `handOn`, the node is written first, in the same breath (QueueGrant.handOn): that write
-   * alone may grant the lock to the entry watching the node, so once it was applied the release
-   * cannot be taken back. Applied in a live session, it also proves the lock was held to the end:
-   * the session ending before the delete got through is then no loss. A delete failing for another
-   * reason is reported, and the node stays until the session ends.
+   * With `handOn`, the node is written and deleted in one transaction (QueueGrant.handOn): one
+   * request, applied whole or not at all. Its write fires the data watch of the entry watching the
+   * node, which takes it as its grant; the delete then finds that one-shot watch gone, so the waiter
+   * hears one event, not two. A refusal for another reason applied nothing: it is thrown, and the
+   * node stays until the session ends.
    */
   async removeHeld(session: ZkSessionApi, path: string, handOn = false): Promise<'deleted' | 'session-lost'> {
-    // true: applied; false: surely not; undefined: a connection loss left it unknown.
-    const written = handOn
-      ? session.setData(path, RELEASED).then(
-          () => true,
-          (error: unknown) => (error instanceof ZkConnectionLossError ? undefined : false),
-        )
-      : undefined;
     try {
-      await untilAnswered(session, undefined, () => session.delete(path));
+      await untilAnswered(session, undefined, () =>
+        handOn
+          ? session.multi([
+              { op: 'setData', path, data: RELEASED },
+              { op: 'delete', path },
+            ])
+          : session.delete(path),
+      );
       return 'deleted';
     } catch (error) {
       if (error instanceof ZkNoNodeError) return 'deleted';
-      const applied = written ? await written : false;
-      if (error instanceof ZkSessionLostError) return applied === true ? 'deleted' : 'session-lost';
-      if (applied === true || (applied === undefined && (await this.wasWritten(session, path)))) {
-        this.onBackgroundError(error);
-        return 'deleted';
-      }
+      if (error instanceof ZkSessionLostError) return 'session-lost';
       throw error;
-    }
-  }
-
-  /** Whether a hand-on write of unknown outcome reached the node (when unsure: yes, it cannot be taken back). */
-  private async wasWritten(session: ZkSessionApi, path: string): Promise<boolean> {
-    try {
-      return (await untilAnswered(session, undefined, () => session.getData(path))).stat.version > 0;
-    } catch (error) {
-      return !(error instanceof ZkSessionLostError);
     }
   }
 

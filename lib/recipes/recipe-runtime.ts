@@ -23,8 +23,9 @@ export interface RecipeOptions {
    */
   connectWaitMs?: number;
   /**
-   * ACL for the paths the recipes create (rootPath and each lock's parent). Absent: open, as the
-   * binding creates every node. LockService sets it from the `digest` option.
+   * ACL for the nodes the recipes create (rootPath, each lock's parent, the lock nodes), given in
+   * each create request. Absent: open, ZooKeeper's default. LockService sets it from the `digest`
+   * option.
    * @default undefined (open)
    */
   acl?: readonly ZkAcl[];

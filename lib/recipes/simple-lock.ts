@@ -87,7 +87,7 @@ export class SimpleLock implements LockRecipe {
       for (;;) {
         if (!session.connected) await session.whenConnected(stop);
         createSent = true;
-        const created = session.create(path, data, 'EPHEMERAL');
+        const created = session.create(path, data, 'EPHEMERAL', this.runtime.acl);
         // Sent with the create, answered right after it: our node's zxid on success, the holder on failure.
         const read = session.getData(path).then(
           (node) => node,

@@ -2,9 +2,9 @@
  * Starting child processes that inherit none of this process's open files except stdio (and Node's
  * IPC channel, when there is one).
  *
- * The `zookeeper` package's addon (the library's default; its own, opt-in, does not) leaves the C
- * client's sockets inheritable, so a child process started while a ZooKeeper
- * connection is open keeps a copy of its socket. If that server then goes away, the socket
+ * The library's own addon marks its sockets close-on-exec, but other descriptors of a test process
+ * (another ZooKeeper binding, a proxy's sockets) may not be: a child process started while a
+ * ZooKeeper connection is open could keep a copy of its socket. If that server then goes away, the socket
  * stays open in the child, epoll goes on reporting it to this process under its old descriptor
  * number, and once the C client reuses that number for its next connection it sees only those
  * phantom events: the session never reconnects (nor does a fresh one on that number). Test servers

@@ -3,15 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ZkNativeAddonError } from '../errors.js';
 
 /**
- * The native addon this library drives (the official ZooKeeper C client bound to Node), typed
- * narrowly: the `zookeeper` package's, or, opted in, this package's own (native/src/zk_native.cpp,
- * built at install), which is derived from it and keeps its interface. Only
- * lib/zookeeper/ (and the testing kit's session tools) load it.
- *
- * Operations go to `native` directly: the package's JavaScript wrappers format a debug string with
- * util.inspect on every call, even with logging off, which costs more than the request itself.
+ * The native addon this library drives: the official ZooKeeper C client bound to Node by this
+ * package's own binding (native/src/zk_native.cpp, built at install by native/install.cjs from the
+ * C sources the `zookeeper` package ships), typed narrowly. Only lib/zookeeper/ (and the testing
+ * kit's session tools) load it.
  */
 
 /** ZooKeeper's Stat, as the binding converts it (zxids as numbers: exact below 2^53). */
@@ -36,11 +34,32 @@ export interface NativeAcl {
   scheme: string;
   auth: string;
 }
+/** One operation of a_multi: `type` is the C client's op code (MULTI_OPS); `version` -1 matches any. */
+export interface NativeMultiOp {
+  type: number;
+  path: string;
+  data?: Buffer | string;
+  version?: number;
+  /** A create's mode (CREATE_FLAGS). */
+  flags?: number;
+}
+
+/** The C client's op codes for a_multi (zookeeper.h ZOO_*_OP). */
+export const MULTI_OPS = { create: 1, delete: 2, setData: 5, check: 13 } as const;
+
 /** Watch callback: type (1 created, 2 deleted, 3 changed, 4 child, -1 session), state, path. */
 export type NativeWatcher = (type: number, state: number, path: string) => void;
 
 export interface NativeHandle {
   a_create(path: string, data: Buffer | string, flags: number, cb: (rc: number, msg: string, path: string) => void): number;
+  /** a_create with the node's ACL in the create request (entries as a_set_acl takes them; not empty). */
+  a_create_acl(
+    path: string,
+    data: Buffer | string,
+    flags: number,
+    acl: { scheme: string; auth: string; perm: number }[],
+    cb: (rc: number, msg: string, path: string) => void,
+  ): number;
   a_get_children2(
     path: string,
     watch: boolean,
@@ -55,6 +74,16 @@ export interface NativeHandle {
   a_get_acl(path: string, cb: (rc: number, msg: string, acl: NativeAcl[] | null, stat: ZkStat | null) => void): number;
   /** The binding reads `perm` (not `perms`) from each entry. */
   a_set_acl(path: string, version: number, acl: { scheme: string; auth: string; perm: number }[], cb: Done): number;
+  /**
+   * One transaction (zoo_amulti): every operation applies, in order, or none does. `rc` is the first
+   * failed operation's code (0 when all applied); each result has its operation's code.
+   */
+  a_multi(ops: NativeMultiOp[], cb: (rc: number, msg: string, results: { rc: number; path?: string }[]) => void): number;
+  /**
+   * Removes this session's data watches on `path` on the server (zoo_aremove_all_watches). Returns
+   * or answers ZNOWATCHER (-121) when none is set.
+   */
+  a_remove_data_watches(path: string, cb: Done): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;
@@ -66,8 +95,8 @@ export interface NativeHandle {
 }
 
 /**
- * The package's wrapper object: an EventEmitter for 'connect', 'connecting' and 'close', and for the
- * default watcher's node events ('changed', 'deleted', ...), emitted as (event, native handle, path).
+ * The addon's handle as an EventEmitter for 'connect', 'connecting' and 'close', and for the default
+ * watcher's node events ('changed', 'deleted', ...), emitted as (event, native handle, path).
  * Watches set with `a_get(path, true)` report there and leave nothing behind in the binding; a watch
  * function given to `aw_get` is never freed.
  */
@@ -91,11 +120,8 @@ interface NativeModule {
   new (config: NativeConfig): NativeClient;
 }
 
-/** The addon that talks to ZooKeeper: the `zookeeper` package's (the default), or this package's own (opt-in). */
-export type NativeAddonName = 'nestjs-zk-lock' | 'zookeeper';
-
 /** The class our addon exports: a native handle that reports events through an `emit` we give it. */
-interface OwnAddonHandle extends NativeHandle {
+interface AddonHandle extends NativeHandle {
   emit: (event: string, a1?: unknown, a2?: unknown, a3?: unknown) => void;
   close(): void;
 }
@@ -133,37 +159,21 @@ function fileOfThisModule(): string {
   }
 }
 
-let loaded: LoadedAddon | undefined;
-
-/** An addon's module and its name. */
-interface LoadedAddon {
-  module: NativeModule;
-  name: NativeAddonName;
-}
-
-/** The environment variable that picks the addon: `nestjs-zk-lock` opts in to this package's own. */
-export const ADDON_ENV = 'NESTJS_ZK_LOCK_ADDON';
+let loaded: NativeModule | undefined;
 
 /**
- * Loads the addon on first use, so importing the library never fails on a machine without it.
- * The `zookeeper` package's by default; this package's own (native/, built by its install script:
- * see native/src/zk_native.cpp for how it differs) with NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock. It is
- * opt-in until a fault soak on it is understood (README, "The native addon").
+ * Loads the addon on first use, so importing the library never fails on a machine without it (the
+ * in-memory testing kit needs none); the first connection fails instead, with a
+ * ZkNativeAddonError that says how to build it.
+ * @throws ZkNativeAddonError when the addon was not built, failed to build, or cannot be loaded.
  */
 export function loadNativeModule(): NativeModule {
-  loaded ??= loadAddon();
-  return loaded.module;
-}
-
-/** Which addon is in use (loading it if need be). */
-export function nativeAddonName(): NativeAddonName {
-  loaded ??= loadAddon();
-  return loaded.name;
-}
-
-function loadAddon(): LoadedAddon {
+  if (loaded) return loaded;
   const root = packageRoot(resolveHere().file);
-  return chooseAddon(root === undefined ? undefined : join(root, 'native'), process.env[ADDON_ENV]);
+  const addon = root === undefined ? 'the package root of nestjs-zk-lock (its package.json) could not be found from ' + resolveHere().file : loadAddon(join(root, 'native'));
+  if (typeof addon === 'string') throw new ZkNativeAddonError(addon);
+  loaded = addon;
+  return loaded;
 }
 
 /**
@@ -180,37 +190,28 @@ function packageRoot(file: string): string | undefined {
 }
 
 /**
- * The addon to use, given this package's native/ directory and the NESTJS_ZK_LOCK_ADDON setting.
- * Exported for tests.
+ * The addon in `nativeDir` (this package's native/) wrapped as a NativeClient, or why it cannot be
+ * used. Exported for tests.
  */
-export function chooseAddon(nativeDir: string | undefined, wanted: string | undefined): LoadedAddon {
-  if (wanted !== undefined && wanted !== '' && wanted !== 'zookeeper' && wanted !== 'nestjs-zk-lock') {
-    throw new Error(`${ADDON_ENV}=${wanted} is not a choice: use 'zookeeper' (the default) or 'nestjs-zk-lock'`);
-  }
-  if (wanted !== 'nestjs-zk-lock') return { module: resolveHere().require('zookeeper') as NativeModule, name: 'zookeeper' };
-  const own = nativeDir === undefined ? 'the package root of nestjs-zk-lock could not be found' : loadOwnAddon(nativeDir);
-  if (typeof own === 'string') throw new Error(`${ADDON_ENV}=nestjs-zk-lock, but ${own}`);
-  return { module: own, name: 'nestjs-zk-lock' };
-}
-
-/** Our addon wrapped as a NativeClient, or why it cannot be used. */
-function loadOwnAddon(nativeDir: string): NativeModule | string {
+export function loadAddon(nativeDir: string): NativeModule | string {
   const failed = join(nativeDir, 'build-failed.txt');
-  if (existsSync(failed)) return `its native addon failed to build at install (${failed}); \`npm rebuild nestjs-zk-lock\` tries again`;
+  if (existsSync(failed)) return `its build at install failed (the compiler's output is in ${failed})`;
   const file = join(nativeDir, 'build', 'Release', 'zk_native.node');
-  if (!existsSync(file)) return `its native addon was not built (no ${file}): the install script did not run, or found no C client to build against`;
-  let Handle: new () => OwnAddonHandle;
-  try {
-    Handle = (resolveHere().require(file) as { ZooKeeper: new () => OwnAddonHandle }).ZooKeeper;
-  } catch (error) {
-    return `its native addon ${file} could not be loaded: ${(error as Error).message}`;
+  if (!existsSync(file)) {
+    return `it was not built (no ${file}): the install script did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no C client to build against (Windows is not supported)`;
   }
-  return class OwnAddonClient extends EventEmitter implements NativeClient {
-    readonly native: OwnAddonHandle;
+  let Handle: new () => AddonHandle;
+  try {
+    Handle = (resolveHere().require(file) as { ZooKeeper: new () => AddonHandle }).ZooKeeper;
+  } catch (error) {
+    return `${file} could not be loaded (${(error as Error).message}); it may have been built for another Node.js version or platform`;
+  }
+  return class AddonClient extends EventEmitter implements NativeClient {
+    readonly native: AddonHandle;
     constructor() {
       super();
       this.native = new Handle();
-      // 'connect' and 'close' name the client; node events name the handle, as with the other addon.
+      // 'connect' and 'close' name the client; node events name the handle (see NativeClient).
       this.native.emit = (event, a1, a2, a3) => this.emit(event, event === 'connect' || event === 'close' ? this : a1, a2, a3);
     }
     close(): void {

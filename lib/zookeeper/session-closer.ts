@@ -45,8 +45,8 @@ export class SessionCloser {
       finish(true);
       return;
     }
-    // The send met a reset connection: the C client dropped its socket, and the handle must be
-    // closed before the event loop polls again (see ZkSession.call).
+    // The send met a reset connection: the C client dropped its socket and cannot go on with this
+    // handle (see ZkSession.call), so it is closed and the session resumed only to be closed.
     if (handle.native.state === SOCKET_DROPPED_STATE) finish(true);
   }
 

@@ -1,5 +1,5 @@
 import { InvalidOptionsError, shown, ZkConnectionError } from '../errors.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeAddonName, nativeAddonName, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
@@ -146,9 +146,9 @@ export class ZkConnection implements ZkLockConnection {
     return this.current?.id;
   }
 
-  /** Which native addon talks to the server (see native-client.ts). */
-  get addon(): NativeAddonName {
-    return nativeAddonName();
+  /** What talks to the server: always this package's native addon (see native-client.ts). */
+  get addon(): 'nestjs-zk-lock' {
+    return 'nestjs-zk-lock';
   }
 
   /** Negotiated session timeout of the current session, in ms. */

@@ -13,10 +13,10 @@ export interface ZkLockConnection {
   /** The session timeout the server granted, in ms; undefined before the first session. */
   readonly negotiatedSessionTimeoutMs: number | undefined;
   /**
-   * What talks to the server: `zookeeper` (the `zookeeper` package's addon, the default),
-   * `nestjs-zk-lock` (this package's own, opted in with NESTJS_ZK_LOCK_ADDON), or `in-memory`.
+   * What talks to the server: `nestjs-zk-lock` (this package's native addon, the only one a real
+   * connection uses) or `in-memory` (the testing kit's server).
    */
-  readonly addon: 'nestjs-zk-lock' | 'zookeeper' | 'in-memory';
+  readonly addon: 'nestjs-zk-lock' | 'in-memory';
   /** The digest credential `user:password` added to every session, if any. */
   readonly digest: string | undefined;
   /** The state of the current session, or `closed`. */

@@ -1,4 +1,4 @@
-import { CREATE_FLAGS, type NativeClient, type NativeHandle, type ZkStat } from './native-client.js';
+import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, type ZkStat } from './native-client.js';
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
@@ -35,6 +35,15 @@ export interface ChildList {
   /** The parent's Stat as of this read: `pzxid` is the zxid of its last child created or deleted. */
   stat: ZkStat;
 }
+
+/**
+ * One operation of a transaction (ZkSessionApi.multi): write a node's data (any version), delete a
+ * node (any version), or require a node to be at `version`.
+ */
+export type MultiOp =
+  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer }
+  | { readonly op: 'delete'; readonly path: string }
+  | { readonly op: 'check'; readonly path: string; readonly version: number };
 
 /**
  * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.
@@ -77,7 +86,8 @@ export interface ZkSessionApi {
   queueSeen(path: string): QueueSeen | undefined;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string>;
+  /** Creates a node with `acl` (ZooKeeper's open ACL without one), in the create request itself. */
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string>;
   getChildren(path: string): Promise<ChildList>;
   /** Reads a node without watching it. Rejects with ZkNoNodeError when it does not exist. */
   getData(path: string): Promise<NodeData>;
@@ -95,6 +105,13 @@ export interface ZkSessionApi {
    */
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch;
   delete(path: string): Promise<void>;
+  /**
+   * Applies `ops` as one transaction, one request on the wire: all of them, in order, or none. A
+   * refusal rejects with the error of the first operation that failed (ZkNoNodeError, ...); its
+   * `path` names the operations' paths. A write in it fires the node's data watches as a setData
+   * does (and a delete after it in the same transaction finds that one-shot watch already gone).
+   */
+  multi(ops: readonly MultiOp[]): Promise<void>;
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
@@ -115,6 +132,8 @@ type ChangeCallback = (change: NodeChange) => void;
 /** Counts the waiters still waiting on a session's watches (cancelled ones do not count). */
 interface WatcherCount {
   watchers(delta: number): void;
+  /** Every waiter of `watch` was cancelled: nobody needs it set any more. */
+  unwatched(watch: PathWatch): void;
 }
 
 class PathWatch implements NodeWatch {
@@ -125,7 +144,20 @@ class PathWatch implements NodeWatch {
   private pending: Promise<WatchedStat | null> | undefined = undefined;
   private version = -1;
 
-  constructor(readonly count: WatcherCount) {}
+  constructor(
+    readonly count: WatcherCount,
+    readonly path: string,
+  ) {}
+
+  /** Set on the server: its answer came, and the node existed. */
+  get isSet(): boolean {
+    return this.pending === undefined && this.version >= 0;
+  }
+
+  /** Waiters not cancelled. */
+  get waiting(): number {
+    return (this.first ? 1 : 0) + (this.others?.size ?? 0);
+  }
 
   get armed(): Promise<WatchedStat | null> {
     return this.pending ?? Promise.resolve(this.version < 0 ? null : { version: this.version });
@@ -138,6 +170,8 @@ class PathWatch implements NodeWatch {
       (stat) => {
         this.pending = undefined;
         this.version = stat ? stat.version : -1;
+        // Everyone gave up while it was being set: it is set for nobody.
+        if (this.isSet && this.waiting === 0 && this.firstTaken) this.count.unwatched(this);
       },
       failed,
     );
@@ -169,6 +203,7 @@ class PathWatch implements NodeWatch {
     if (!this.first) return;
     this.first = undefined;
     this.count.watchers(-1);
+    if (this.waiting === 0) this.count.unwatched(this);
   }
 }
 
@@ -184,7 +219,9 @@ class ExtraWatch implements NodeWatch {
   }
 
   cancel(): void {
-    if (this.watch.others?.delete(this.callback)) this.watch.count.watchers(-1);
+    if (!this.watch.others?.delete(this.callback)) return;
+    this.watch.count.watchers(-1);
+    if (this.watch.waiting === 0) this.watch.count.unwatched(this.watch);
   }
 }
 
@@ -316,9 +353,11 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     this.listen(next, 'on');
   }
 
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
     return this.call<string>('create', path, (done) =>
-      this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
+      acl && acl.length > 0
+        ? this.handle.a_create_acl(path, data, CREATE_FLAGS[mode], nativeAcl(acl), (rc, _msg, created) => done(rc, created))
+        : this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
     );
   }
 
@@ -347,8 +386,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {
-    const native = acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
-    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, native, (rc) => done(rc, undefined)));
+    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, nativeAcl(acl), (rc) => done(rc, undefined)));
   }
 
   setData(path: string, data: Buffer): Promise<void> {
@@ -358,7 +396,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
-      const created = new PathWatch(this);
+      const created = new PathWatch(this, path);
       watch = created;
       this.watches.set(path, created);
       // The default watcher: its events name the path (see the constructor). Only the version is
@@ -378,6 +416,13 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
 
   delete(path: string): Promise<void> {
     return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
+  }
+
+  multi(ops: readonly MultiOp[]): Promise<void> {
+    const native: NativeMultiOp[] = ops.map((op) =>
+      op.op === 'check' ? { type: MULTI_OPS.check, path: op.path, version: op.version } : { type: MULTI_OPS[op.op], path: op.path, ...(op.op === 'setData' && { data: op.data }) },
+    );
+    return this.call<void>('multi', multiPath(ops), (done) => this.handle.a_multi(native, (rc) => done(rc, undefined)));
   }
 
   /** A node watched with the default watcher changed or went: the binding emits (event, handle, path). */
@@ -408,9 +453,27 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   /**
+   * WatcherCount: nobody waits on `watch` any more. A set watch is removed from the server, so that
+   * a waiter that timed out or was aborted leaves nothing behind (ZooKeeper would otherwise keep it
+   * until the node changes or the session ends). One still being set is removed once it is (see
+   * PathWatch.arming). The path is free at once for a new watch: this session's requests reach the
+   * server in order, so a later watch on it is set after this removal.
+   */
+  unwatched(watch: PathWatch): void {
+    if (this.lost.aborted || !watch.isSet || this.watches.get(watch.path) !== watch) return;
+    this.watches.delete(watch.path);
+    // Best effort, and nobody waits for it: ZNOWATCHER when the watch fired meanwhile; a connection
+    // lost first leaves the watch until it fires or the session ends, as before.
+    this.call<void>('removeWatches', watch.path, (done) => this.handle.a_remove_data_watches(watch.path, (rc) => done(rc, undefined))).catch(
+      () => undefined,
+    );
+  }
+
+  /**
    * A waiter with a watch set may be granted by the watch's event alone (a hand-on), without a
    * request whose answer would renew the lease: so the lease is kept renewed while anyone waits on
-   * a watch (a cancelled waiter's watch, left set on the server, does not count).
+   * a watch (a cancelled waiter's watch, which may still be set on the server until its removal
+   * gets there, does not count).
    */
   private syncWatchLease(): void {
     const hold = this.liveWatchers > 0;
@@ -454,9 +517,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       }
       if (sent === 0) {
         // While connected, a request is sent at once. If the send fails, the C client closes its
-        // socket there and then, silently, and the binding's poll watcher on that descriptor stays
-        // armed: libuv aborts the process when it next registers it. Only the caller can see it, and
-        // the handle must be closed before the event loop polls again.
+        // socket there and then, silently, and leaves this request and those in flight queued for
+        // the old connection: going on with the handle would match replies to the wrong requests.
+        // Only the caller can see it (the addon closes its poll watcher within the call), so the
+        // session is moved to a new handle before the event loop polls again.
         if (this.connected && this.handle.state === SOCKET_DROPPED_STATE) this.onSocketDropped(this);
         return;
       }
@@ -467,6 +531,16 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       setTimeout(() => request.fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
     });
   }
+}
+
+/** An ACL as the binding takes it (it reads `auth` and `perm`). */
+function nativeAcl(acl: readonly ZkAcl[]): { scheme: string; auth: string; perm: number }[] {
+  return acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
+}
+
+/** The paths of a transaction's operations, each once, for its errors. */
+function multiPath(ops: readonly MultiOp[]): string {
+  return [...new Set(ops.map((op) => op.path))].join(',');
 }
 
 /**

@@ -5,8 +5,9 @@
  * Derived from src/node-zk.cpp of the `zookeeper` npm package 7.3.0
  * (https://github.com/yfinkelstein/node-zookeeper), MIT licence, Copyright 2010 Yuri Finkelstein and
  * the package's contributors; the licence is in ../LICENSE-node-zookeeper. It links the C client that
- * package builds in its own install (deps/zookeeper-client-c/.libs/libzookeeper_st.a), and keeps its
- * JavaScript interface, so lib/zookeeper/native-client.ts drives either addon the same way.
+ * native/install.cjs builds from that package's sources (c-client/.libs/libzookeeper_st.a), and
+ * keeps its JavaScript interface, plus a_multi (zoo_amulti) and a_remove_data_watches
+ * (zoo_aremove_all_watches); lib/zookeeper/native-client.ts types it.
  *
  * What is changed, and why (see yield(), armPoll(), afterRequest() and realInit()):
  * - The poll watcher stays armed while the connection it watches lasts. Upstream stopped and
@@ -25,6 +26,8 @@
  * - Built with optimisation (upstream builds with -O0).
  */
 #include <string.h>
+#include <string>
+#include <vector>
 #ifdef WIN32
     #define _MSC_STDINT_H_
     #include <iostream>
@@ -153,6 +156,7 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "close",  Close);
         Nan::SetPrototypeMethod(constructor_template,  "a_create",  ACreate);
         Nan::SetPrototypeMethod(constructor_template,  "a_create_ttl",  ACreateTtl);
+        Nan::SetPrototypeMethod(constructor_template,  "a_create_acl",  ACreateAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_exists",  AExists);
         Nan::SetPrototypeMethod(constructor_template,  "aw_exists",  AWExists);
         Nan::SetPrototypeMethod(constructor_template,  "a_get",  AGet);
@@ -165,6 +169,8 @@ public:
         Nan::SetPrototypeMethod(constructor_template,  "a_delete_",  ADelete);
         Nan::SetPrototypeMethod(constructor_template,  "a_get_acl",  AGetAcl);
         Nan::SetPrototypeMethod(constructor_template,  "a_set_acl",  ASetAcl);
+        Nan::SetPrototypeMethod(constructor_template,  "a_multi",  AMulti);
+        Nan::SetPrototypeMethod(constructor_template,  "a_remove_data_watches",  ARemoveDataWatches);
         Nan::SetPrototypeMethod(constructor_template,  "add_auth",  AddAuth);
         Nan::SetPrototypeMethod(constructor_template,  "a_sync",  ASync);
         Nan::SetPrototypeMethod(constructor_template,  "a_getconfig",  AGetConfig);
@@ -573,7 +579,7 @@ public:
         } else if (type == ZOO_NOTWATCHING_EVENT) {
             zk->DoEmitPath(Nan::New(on_event_notwatching), path);
         } else {
-            LOG_WARN("Unknonwn watcher event type %s",type);
+            LOG_WARN("Unknown watcher event type %d", type);
         }
     }
 
@@ -735,6 +741,33 @@ public:
             Nan::Utf8String _data (toString(info[1]));
             METHOD_EPILOG(zoo_acreate(zk->zhandle, *_path, *_data, _data.length(), &ZOO_OPEN_ACL_UNSAFE, flags, string_completion, cb));
         }
+    }
+
+    // a_create_acl(path, data, flags, acl, cb): a_create with the node's ACL in the create request
+    // ([{ scheme, auth, perm }], as a_set_acl takes it), so that it is never open, not even for the
+    // instant before a setAcl. zoo_acreate serializes the ACL at once: it is freed right after.
+    static void ACreateAcl(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(5);
+
+        Nan::Utf8String _path (toString(info[0]));
+        uint32_t flags = toUint(info[2]);
+        THROW_IF_NOT (info[3]->IsArray() && Local<Array>::Cast(info[3])->Length() > 0, "a_create_acl: the ACL must be a non-empty array")
+        struct ACL_vector *aclv = zk->createAclVector(Local<Array>::Cast(info[3]));
+
+        int ret;
+        if (!zk->zhandle) {
+            ret = ZINVALIDSTATE;
+        } else if (Buffer::HasInstance(info[1])) {
+            Local<Object> _data = toLocalObj(info[1]);
+            ret = zoo_acreate(zk->zhandle, *_path, BufferData(_data), BufferLength(_data), aclv, flags, string_completion, cb);
+        } else {
+            Nan::Utf8String _data (toString(info[1]));
+            ret = zoo_acreate(zk->zhandle, *_path, *_data, _data.length(), aclv, flags, string_completion, cb);
+        }
+        zk->afterRequest();
+        deallocate_ACL_vector(aclv);
+        free(aclv);
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
     }
 
     static void ACreateTtl(const Nan::FunctionCallbackInfo<Value>& info) {
@@ -1092,6 +1125,146 @@ public:
         deallocate_ACL_vector(acl);
 
         CALLBACK_EPILOG();
+    }
+
+    // a_remove_data_watches(path, cb): removes this session's data watches on `path` from the server
+    // (zoo_aremove_all_watches, ZWATCHTYPE_DATA), and the C client's record of them once it answers.
+    // cb(rc, message): ZNOWATCHER (-121), at once or from the server, when none is set (it fired).
+    static void ARemoveDataWatches(const Nan::FunctionCallbackInfo<Value>& info) {
+        A_METHOD_PROLOG(2);
+        Nan::Utf8String _path (toString(info[0]));
+
+        struct completion_data *data = (struct completion_data *) malloc(sizeof(struct completion_data));
+        data->cb = cb;
+        data->type = ZOO_REMOVE_WATCHES;
+        data->data = NULL;
+
+        // zoo_aremove_all_watches declares its completion as void_completion_t *, but stores and
+        // calls what it is given as the function itself (add_completion_deregistration casts it).
+        int ret = (zk->zhandle ? zoo_aremove_all_watches(zk->zhandle, *_path, ZWATCHTYPE_DATA, 0, (void_completion_t *) void_completion, data) : ZINVALIDSTATE);
+        zk->afterRequest();
+        if (ret != ZOK) {
+            // Not queued (no such watch, or the handle is closing): the completion never runs.
+            delete cb;
+            free(data);
+        } else if (zk->zhandle) {
+            // The removal above deregisters, on its answer, the watcher NULL only, which never
+            // matches the default watcher a_get(path, true) registered under: the C client would
+            // keep that record (memory, and a watch it sets again on every reconnect). Forgotten
+            // here, locally (no request); an event crossing the removal then reaches nobody, and
+            // nobody waits for it.
+            zoo_aremove_watches(zk->zhandle, *_path, ZWATCHTYPE_DATA, main_watcher, zk, 1, NULL, NULL);
+        }
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
+    }
+
+    // What a multi keeps while it is in flight: the C client writes each operation's result (and a
+    // create's path) into memory the caller owns until the completion runs. One block, freed there.
+    struct multi_data {
+        Nan::Callback *cb;
+        int count;
+        zoo_op_result_t *results;
+        char *paths; // count * MULTI_PATH_MAX bytes: the path each create made
+    };
+    // A created node's path: the path asked for, its 10-digit sequence suffix and the terminator.
+    #define MULTI_PATH_MAX 1024
+
+    static void multi_completion (int rc, const void *data) {
+        struct multi_data *m = (struct multi_data *) data;
+        void *cb = (void *) m->cb;
+        {
+            CALLBACK_PROLOG(3);
+            LOG_DEBUG("multi rc=%d, rc_string=%s", rc, zerror(rc));
+            Local<Array> results = Nan::New<Array>(m->count);
+            for (int i = 0; i < m->count; i++) {
+                Local<Object> o = Nan::New<Object>();
+                Nan::Set(o, LOCAL_STRING("rc"), Nan::New<Int32>(m->results[i].err));
+                if (m->results[i].err == ZOK && m->results[i].value != NULL && m->results[i].valuelen > 0) {
+                    Nan::Set(o, LOCAL_STRING("path"), LOCAL_STRING(m->results[i].value));
+                }
+                Nan::Set(results, i, o);
+            }
+            argv[2] = results;
+            CALLBACK_EPILOG();
+        }
+        free(m);
+    }
+
+    // a_multi(ops, cb): one transaction (zoo_amulti). Each op is { type, path, data?, version?,
+    // flags? } with type one of ZOO_CREATE_OP (1), ZOO_DELETE_OP (2), ZOO_SETDATA_OP (5) or
+    // ZOO_CHECK_OP (13). cb(rc, message, [{ rc, path? }]): rc is the first failed operation's code
+    // (ZOK when all applied); path is a created node's. Creates use the open ACL, as a_create does.
+    static void AMulti(const Nan::FunctionCallbackInfo<Value>& info) {
+        ZooKeeper *zk = ObjectWrap::Unwrap<ZooKeeper>(info.This());
+        assert(zk);
+        THROW_IF_NOT (info.Length() >= 2, "expected 2 arguments")
+        THROW_IF_NOT (info[0]->IsArray(), "a_multi: the operations must be an array")
+        THROW_IF_NOT (info[1]->IsFunction(), "a_multi: the callback must be a function")
+        Local<Array> list = Local<Array>::Cast(info[0]);
+        int count = (int) list->Length();
+        THROW_IF_NOT (count > 0 && count <= 1000, "a_multi: between 1 and 1000 operations")
+
+        // The paths and data are copied by zoo_amulti as it serializes the request, so these only
+        // need to outlive the call.
+        std::vector<std::string> paths(count);
+        std::vector<std::string> datas(count);
+        std::vector<zoo_op_t> ops(count);
+        size_t size = sizeof(struct multi_data) + count * (sizeof(zoo_op_result_t) + MULTI_PATH_MAX);
+        struct multi_data *m = (struct multi_data *) calloc(1, size);
+        THROW_IF_NOT (m, "a_multi: out of memory")
+        m->count = count;
+        m->results = (zoo_op_result_t *) (m + 1);
+        m->paths = (char *) (m->results + count);
+
+        for (int i = 0; i < count; i++) {
+            Local<Value> item = Nan::Get(list, i).ToLocalChecked();
+            if (!item->IsObject()) { free(m); Nan::ThrowError("a_multi: each operation must be an object"); return; }
+            Local<Object> op = Local<Object>::Cast(item);
+            int type = toInt(op, LOCAL_STRING("type"));
+            Nan::Utf8String path (toString(Nan::Get(op, LOCAL_STRING("path")).ToLocalChecked()));
+            paths[i].assign(*path, path.length());
+            Local<Value> version_value = Nan::Get(op, LOCAL_STRING("version")).ToLocalChecked();
+            int version = version_value->IsNumber() ? toInt(version_value) : -1;
+            Local<Value> data = Nan::Get(op, LOCAL_STRING("data")).ToLocalChecked();
+            if (Buffer::HasInstance(data)) {
+                Local<Object> buffer = toLocalObj(data);
+                datas[i].assign(BufferData(buffer), BufferLength(buffer));
+            } else if (data->IsString()) {
+                Nan::Utf8String text (data);
+                datas[i].assign(*text, text.length());
+            }
+            switch (type) {
+                case ZOO_CREATE_OP:
+                    zoo_create_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), &ZOO_OPEN_ACL_UNSAFE,
+                                       (int) toUint(Nan::Get(op, LOCAL_STRING("flags")).ToLocalChecked()), m->paths + i * MULTI_PATH_MAX, MULTI_PATH_MAX);
+                    break;
+                case ZOO_DELETE_OP:
+                    zoo_delete_op_init(&ops[i], paths[i].c_str(), version);
+                    break;
+                case ZOO_SETDATA_OP:
+                    // No Stat wanted: the C client skips a NULL one.
+                    zoo_set_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), version, NULL);
+                    break;
+                case ZOO_CHECK_OP:
+                    zoo_check_op_init(&ops[i], paths[i].c_str(), version);
+                    break;
+                default:
+                    free(m);
+                    Nan::ThrowError("a_multi: an operation's type must be create (1), delete (2), setData (5) or check (13)");
+                    return;
+            }
+        }
+
+        m->cb = new Nan::Callback(info[1].As<Function>());
+        Nan::SetPrivate(m->cb->GetFunction(), Nan::New(PRIVATE_PROP_ZK), zk->handle());
+        int ret = zk->zhandle ? zoo_amulti(zk->zhandle, count, ops.data(), m->results, &multi_completion, m) : ZINVALIDSTATE;
+        zk->afterRequest();
+        if (ret != ZOK) {
+            // Not queued: the completion never runs.
+            delete m->cb;
+            free(m);
+        }
+        RETURN_VALUE(info, Nan::New<Int32>(ret));
     }
 
     static NAN_GETTER(StatePropertyGetter) {

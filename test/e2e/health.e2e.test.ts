@@ -103,8 +103,7 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       sessionId: expect.stringMatching(/^0x[0-9a-f]+$/),
       sessionTimeoutMs: 4000,
       heldLocks: 1,
-      // The whole suite also runs on this package's addon (NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock).
-      addon: process.env.NESTJS_ZK_LOCK_ADDON === 'nestjs-zk-lock' ? 'nestjs-zk-lock' : 'zookeeper',
+      addon: 'nestjs-zk-lock',
     });
     expect(text).not.toContain('s3cret');
     expect((await get('/health')).body.info?.zookeeper?.heldLocks).toBe(0);

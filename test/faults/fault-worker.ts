@@ -115,5 +115,5 @@ async function run(config: WorkerConfig): Promise<void> {
   await Promise.all(Array.from({ length: config.callers }, caller));
   connection.close();
   // Closing the IPC channel once the last message is out lets the process end.
-  process.send?.({ kind: 'done', client, handOns: counts.setData } satisfies WorkerMessage, () => process.disconnect());
+  process.send?.({ kind: 'done', client, handOns: counts.multi } satisfies WorkerMessage, () => process.disconnect());
 }

@@ -29,10 +29,9 @@ writeReportSection(
   'soak',
   `## Fault soak: many clients, many faults
 
-Command: \`${process.env.NESTJS_ZK_LOCK_ADDON === 'nestjs-zk-lock' ? 'NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock ' : ''}npm run test:faults:soak\` (SOAK_ACQUISITIONS=${minAcquisitions}, at least ${minFaults} faults), run ${new Date().toISOString().slice(0, 10)}.
+Command: \`npm run test:faults:soak\` (SOAK_ACQUISITIONS=${minAcquisitions}, at least ${minFaults} faults), run ${new Date().toISOString().slice(0, 10)}.
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), 3 servers on 127.0.0.1 with 200 ms ticks.
 Clients: 5 Node processes, session timeout 2 s, on three resources (exclusive; read/write; mixed).
-Addon: ${process.env.NESTJS_ZK_LOCK_ADDON === 'nestjs-zk-lock' ? "this package's own (NESTJS_ZK_LOCK_ADDON=nestjs-zk-lock)" : "the zookeeper package's (the default)"}.
 
 \`\`\`
 ${lines.join('\n')}

@@ -103,10 +103,10 @@ describe('connection faults against a real ZooKeeper', () => {
     const waiting = lock.acquire('queue');
     await eventually(async () => (await childrenOf(observer, `${root}/queue`)).length === 2, { what: 'the waiter queued' });
     const session = await connection.session();
-    // A reply's continuation runs inside the addon's I/O callback, before the binding re-arms its
-    // poll watcher; setImmediate comes after that, and before the event loop polls again. The send
-    // then meets the reset, and the C client closes its socket under the armed watcher: without the
-    // handle being replaced at once, libuv aborts this process at its next poll.
+    // setImmediate runs before the event loop polls again, so the send meets the reset before the
+    // addon's poll watcher has seen it: the C client closes its socket inside the call and leaves
+    // that request and those in flight queued for the old connection, so the handle must be replaced
+    // (going on with it would match replies to the wrong requests).
     await session.getData('/');
     proxy!.resetConnections();
     const outcome = await new Promise<unknown>((resolve) => setImmediate(() => session.getData('/').then(() => 'answered', resolve)));

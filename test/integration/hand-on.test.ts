@@ -1,10 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
 import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
 
 /**
- * Hand-on: a holder that may have a successor writes its node just before deleting it, and the
+ * Hand-on: a holder that may have a successor writes its node and deletes it in one transaction, and the
  * waiter watching that node takes the write as its grant, without listing the queue again. Only a
  * holder's release may grant that way: a waiter that gives up or a session that ends deletes its
  * node without the write, and whoever watched it must list the queue and keep waiting.
@@ -44,12 +45,12 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     expect(w!.counts.getChildren).toBe(1);
     // The first holder was granted with nobody behind it: no hand-on, and h lists the queue again.
     await first.release();
-    expect(a!.counts).toMatchObject({ setData: 0, delete: 1 });
+    expect(a!.counts).toMatchObject({ setData: 0, delete: 1, multi: 0 });
     const hLock = await holding;
     expect(h!.counts.getChildren).toBe(2);
-    // h waited, so it writes its node before deleting it...
+    // h waited, so it writes its node and deletes it, in one transaction...
     await hLock.release();
-    expect(h!.counts).toMatchObject({ setData: 1, delete: 1 });
+    expect(h!.counts).toMatchObject({ setData: 0, delete: 0, multi: 1 });
     const wLock = await waiting;
     // ...and w takes that write as its grant: no second listing.
     expect(w!.counts.getChildren).toBe(1);
@@ -58,10 +59,41 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     expect(wLock.queueId).toBe(first.queueId);
     await wLock.release();
     const lastLock = await last;
-    expect(w!.counts.setData).toBe(1);
+    expect(w!.counts.multi).toBe(1);
     expect(BigInt(lastLock.fencingToken)).toBeGreaterThan(BigInt(wLock.fencingToken));
     await lastLock.release();
     expect(await childrenOf(a!.connection, `${rootPath}/r`)).toEqual([]);
+  });
+
+  let proxy: ZkProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  it('a contended release is one request on the wire, a transaction, and the waiter takes its write as the grant', async () => {
+    const rootPath = uniqueRoot('hand-on-wire');
+    const [host, port] = zk.connectString.split(',')[0]!.split(':');
+    proxy = await startZkProxy({ host, port: Number(port) });
+    const [a, h, w] = await Promise.all([connect(), connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 }), connect()]);
+    const counted = countingSessions(w);
+    const first = await new FairLock(a, { rootPath }).acquire('r');
+    const holding = new FairLock(h, { rootPath }).acquire('r');
+    await queueLength(a, `${rootPath}/r`, 2);
+    const waiting = new FairLock(counted.source, { rootPath }).acquire('r');
+    await queueLength(a, `${rootPath}/r`, 3);
+    await first.release();
+    const hLock = await holding; // h waited: its release hands on
+    proxy.clearTraffic();
+    await hLock.release();
+    // The lease's renewal read (exists) may go out at any time; the release itself is the multi.
+    const requests = proxy.traffic().flatMap((e) => (e.kind === 'request' && e.op !== 'exists' ? [e.op] : []));
+    expect(requests).toEqual(['multi']);
+    const wLock = await waiting;
+    expect(counted.counts.getChildren).toBe(1); // granted by the write, without listing the queue again
+    expect(BigInt(wLock.fencingToken)).toBeGreaterThan(BigInt(hLock.fencingToken));
+    expect(await childrenOf(a, `${rootPath}/r`)).toEqual([wLock.path.slice(wLock.path.lastIndexOf('/') + 1)]);
+    await wLock.release();
   });
 
   it('a waiter whose predecessor gives up lists the queue again and keeps waiting behind the holder', async () => {

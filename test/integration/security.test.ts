@@ -14,7 +14,7 @@ describe('security: digest identity, ACLs on lock paths, the root ACL check, hos
 
   const service = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
 
-  it('with a digest, lock paths let only that identity create and delete, and strangers get a clear error and leave nothing', async () => {
+  it('with a digest, lock paths and lock nodes are created with its ACL: only that identity creates, deletes or writes, and strangers get a clear error and leave nothing', async () => {
     const rootPath = uniqueRoot('acl');
     const app = await service({ rootPath, digest: 'orders-app:s3cret' });
     const held = await app.locks.acquire('orders:1');
@@ -34,6 +34,10 @@ describe('security: digest identity, ACLs on lock paths, the root ACL check, hos
     expect((error as Error).message).toMatch(/NOAUTH.*digest/);
     const [node] = await childrenOf(stranger, `${rootPath}/orders:1`);
     await expect(session.delete(`${rootPath}/orders:1/${node}`)).rejects.toBeInstanceOf(ZkNoAuthError);
+    // The lock node itself was created with the ACL (in the create request): a stranger cannot
+    // write it, which would hand the lock on.
+    expect(await owner.getAcl(`${rootPath}/orders:1/${node}`)).toEqual(expected);
+    await expect(session.setData(`${rootPath}/orders:1/${node}`, Buffer.from('x'))).rejects.toBeInstanceOf(ZkNoAuthError);
     await expect(new FairLock(stranger, { rootPath }).acquire('orders:2')).rejects.toBeInstanceOf(LockOperationError);
     // Another instance with the same identity queues and gets it.
     const other = await service({ rootPath, digest: 'orders-app:s3cret' });

@@ -59,10 +59,10 @@ describe('startZkServer', () => {
     }
   });
 
-  // The `zookeeper` package's addon leaves its sockets inheritable (this package's own marks them
-  // close-on-exec: native-addon.test.ts). A server
-  // started while a connection is open used to keep that connection's socket: once the server the
-  // connection was on went away, the client never reconnected (see lib/testing/isolated-spawn.ts).
+  // The addon marks its sockets close-on-exec (native-addon.test.ts), and the test kit starts
+  // servers with every inherited descriptor closed besides: a server started while a connection is
+  // open that kept the connection's socket would stop the client from ever reconnecting once the
+  // server it was on went away (see lib/testing/isolated-spawn.ts).
   it.runIf(process.platform === 'linux')('a server started while a connection is open holds none of this process\'s sockets', async () => {
     const first = await startZkServer();
     const connection = new ZkConnection({ connectionString: first.connectString });

@@ -16,6 +16,8 @@ const OP_NAMES: Record<number, string> = {
   5: 'setData',
   8: 'getChildren',
   12: 'getChildren2',
+  14: 'multi',
+  18: 'removeWatches',
   15: 'create2',
   19: 'createContainer',
   101: 'setWatches',

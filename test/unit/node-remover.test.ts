@@ -4,53 +4,45 @@ import { ZK_CODES, zkError, ZkNoAuthError, ZkSessionLostError } from '../../lib/
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 
 /**
- * How a hand-on release ends when its delete fails (pure logic: a scripted session). The write that
- * precedes the delete may already have granted the lock to the next waiter, so once it was applied
- * the release must not be taken back.
+ * How a hand-on release ends (pure logic: a scripted session). The write and the delete are one
+ * transaction, applied whole or not at all, so its outcome is the release's.
  */
 describe('NodeRemover.removeHeld with hand-on', () => {
   const PATH = '/locks/r/x-1-1-0000000001';
 
-  function session(script: { setData: () => Promise<void>; delete: () => Promise<void>; version?: number }) {
-    const calls: string[] = [];
+  function session(multi: () => Promise<void>) {
+    const calls: unknown[] = [];
     const fake = {
       connected: true,
-      setData: () => (calls.push('setData'), script.setData()),
-      delete: () => (calls.push('delete'), script.delete()),
-      getData: () => (calls.push('getData'), Promise.resolve({ data: Buffer.alloc(0), stat: { version: script.version ?? 0 } })),
+      whenConnected: () => Promise.resolve(),
+      multi: (ops: unknown) => (calls.push(ops), multi()),
+      delete: () => (calls.push('delete'), Promise.resolve()),
     };
     return { session: fake as unknown as ZkSessionApi, calls };
   }
-  const noAuth = () => Promise.reject(zkError(ZK_CODES.NOAUTH, 'delete', PATH));
-  const connectionLoss = () => Promise.reject(zkError(ZK_CODES.CONNECTIONLOSS, 'setData', PATH));
-  const sessionLost = () => Promise.reject(new ZkSessionLostError('delete', PATH));
+  const noAuth = () => Promise.reject(zkError(ZK_CODES.NOAUTH, 'multi', PATH));
+  const noNode = () => Promise.reject(zkError(ZK_CODES.NONODE, 'multi', PATH));
+  const sessionLost = () => Promise.reject(new ZkSessionLostError('multi', PATH));
   const ok = () => Promise.resolve();
 
-  it('writes, then deletes, sent together', async () => {
-    const { session: s, calls } = session({ setData: ok, delete: ok });
+  it('writes and deletes the node in one transaction; without hand-on, deletes it alone', async () => {
+    const { session: s, calls } = session(ok);
     expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('deleted');
-    expect(calls).toEqual(['setData', 'delete']);
+    expect(calls).toEqual([[{ op: 'setData', path: PATH, data: Buffer.alloc(0) }, { op: 'delete', path: PATH }]]);
+    const plain = session(ok);
+    expect(await new NodeRemover().removeHeld(plain.session, PATH, false)).toBe('deleted');
+    expect(plain.calls).toEqual(['delete']);
   });
 
-  it('counts a session lost after the write was applied as a release, not a loss', async () => {
-    const { session: s } = session({ setData: ok, delete: sessionLost });
+  it('retries through a connection loss; a retry that finds the node gone counts as the release', async () => {
+    let attempts = 0;
+    const { session: s } = session(() => (++attempts === 1 ? Promise.reject(zkError(ZK_CODES.CONNECTIONLOSS, 'multi', PATH)) : noNode()));
     expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('deleted');
-    const plain = session({ setData: ok, delete: sessionLost });
-    expect(await new NodeRemover().removeHeld(plain.session, PATH, false)).toBe('session-lost');
+    expect(attempts).toBe(2);
   });
 
-  it('once the write was applied, a failing delete is reported and the release still counts as done', async () => {
-    const reported: unknown[] = [];
-    const { session: s } = session({ setData: ok, delete: noAuth });
-    expect(await new NodeRemover((e) => reported.push(e)).removeHeld(s, PATH, true)).toBe('deleted');
-    expect(reported).toHaveLength(1);
-  });
-
-  it('a write of unknown outcome is settled by reading the node: written, the release stands; not written, it fails', async () => {
-    const written = session({ setData: connectionLoss, delete: noAuth, version: 1 });
-    expect(await new NodeRemover(() => undefined).removeHeld(written.session, PATH, true)).toBe('deleted');
-    expect(written.calls).toContain('getData');
-    const notWritten = session({ setData: connectionLoss, delete: noAuth, version: 0 });
-    await expect(new NodeRemover().removeHeld(notWritten.session, PATH, true)).rejects.toBeInstanceOf(ZkNoAuthError);
+  it('a session that ended first is a lost lock; a refusal applied nothing and is thrown', async () => {
+    expect(await new NodeRemover().removeHeld(session(sessionLost).session, PATH, true)).toBe('session-lost');
+    await expect(new NodeRemover().removeHeld(session(noAuth).session, PATH, true)).rejects.toBeInstanceOf(ZkNoAuthError);
   });
 });

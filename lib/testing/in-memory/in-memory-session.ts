@@ -2,7 +2,7 @@ import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
-import type { ChildList, CreateMode, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
+import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 
 /**
@@ -64,8 +64,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
     });
   }
 
-  create(path: string, data: Buffer | string, mode: CreateMode): Promise<string> {
-    return this.call('create', path, () => this.tree.create(this.caller, path, Buffer.from(data), mode));
+  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
+    return this.call('create', path, () =>
+      acl && acl.length > 0 ? this.tree.create(this.caller, path, Buffer.from(data), mode, acl) : this.tree.create(this.caller, path, Buffer.from(data), mode),
+    );
   }
 
   getChildren(path: string): Promise<ChildList> {
@@ -90,6 +92,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
 
   delete(path: string): Promise<void> {
     return this.call('delete', path, () => this.tree.delete(this.caller, path));
+  }
+
+  multi(ops: readonly MultiOp[]): Promise<void> {
+    return this.call('multi', ops[0]?.path ?? '/', () => this.tree.multi(this.caller, ops));
   }
 
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {

@@ -8,7 +8,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
-import type { CreateMode, NodeChange } from '../../zookeeper/zk-session.js';
+import type { CreateMode, MultiOp, NodeChange } from '../../zookeeper/zk-session.js';
 import { allows, type Caller, fixAcl, validatePath } from './znode-rules.js';
 
 export type { Caller } from './znode-rules.js';
@@ -129,6 +129,36 @@ export class ZNodeTree {
     node.version += 1;
     node.mzxid = this.nextZxid();
     this.fireWatches(path, 'changed');
+  }
+
+  /**
+   * One transaction: every operation is checked against the tree as the ones before it would leave
+   * it, and only then are they all applied, in order; otherwise the first failure is thrown and
+   * nothing changes.
+   */
+  multi(caller: Caller, ops: readonly MultiOp[]): void {
+    const path = [...new Set(ops.map((op) => op.path))].join(',');
+    const deleted = new Set<string>();
+    const written = new Map<string, number>();
+    for (const op of ops) {
+      const node = deleted.has(op.path) ? undefined : this.nodes.get(op.path);
+      if (!node) throw zkError(ZK_CODES.NONODE, 'multi', path);
+      if (op.op === 'check') {
+        if ((written.get(op.path) ?? node.version) !== op.version) throw zkError(ZK_CODES.BADVERSION, 'multi', path);
+      } else if (op.op === 'setData') {
+        this.checkPerm(caller, node, ZK_PERMS.WRITE, 'multi', path);
+        written.set(op.path, (written.get(op.path) ?? node.version) + 1);
+      } else {
+        if (op.path === '/') throw zkError(ZK_CODES.BADARGUMENTS, 'multi', path);
+        this.checkPerm(caller, this.nodes.get(parentOf(op.path))!, ZK_PERMS.DELETE, 'multi', path);
+        if ([...node.children].some((child) => !deleted.has(`${op.path}/${child}`))) throw zkError(ZK_CODES.NOTEMPTY, 'multi', path);
+        deleted.add(op.path);
+      }
+    }
+    for (const op of ops) {
+      if (op.op === 'setData') this.setData(caller, op.path, op.data);
+      else if (op.op === 'delete') this.delete(caller, op.path);
+    }
   }
 
   /** As ZooKeeper 3.6+: needs READ or ADMIN, and only ADMIN sees digest hashes (others get `user:x`). */
