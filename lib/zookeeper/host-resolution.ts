@@ -3,10 +3,9 @@ import { isIP } from 'node:net';
 
 /**
  * The connect string with every host name replaced by its addresses, looked up off the event loop.
- * The C client resolves names with a blocking call on the thread that runs JavaScript (on each
- * reconnect): a slow or
- * unreachable DNS server then stalls the whole process, timers included, and with them the lease
- * that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
+ * The C client resolves names with a blocking call on the thread that runs JavaScript, on each
+ * reconnect: a slow or unreachable DNS server then stalls the whole process, timers included, and
+ * with them the lease that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
  * for each new session. Addresses stay as they are; the chroot stays at the end.
  * @throws Error (ENOTFOUND and the like) when a name does not resolve.
  */
