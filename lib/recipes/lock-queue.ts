@@ -9,7 +9,6 @@ import {
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
-import type { QueueSeen } from '../zookeeper/zxid-watermark.js';
 import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
@@ -168,7 +167,9 @@ export class LockQueue {
     const { parent, data, stop } = waiter;
     // Every node with our prefix is created after this, with a zxid above every zxid seen so far: a
     // listing that holds one shows a pzxid at least as high, unless the server's history went back.
-    const floor = { zxid: session.highestZxid, queue: session.queueSeen(parent) };
+    // Copied: the watermark updates its record of the queue in place as listings come.
+    const seen = session.queueSeen(parent);
+    const floor: Floor = { zxid: session.highestZxid, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       waiter.createSent = true;
@@ -255,13 +256,20 @@ export async function createIfMissing(
  * its pzxid is at least our node's zxid, and the parent's cversion went up, unless the servers'
  * history went back (see ZxidWatermark).
  */
-function notRolledBack(list: ChildList, floor: { zxid: number; queue: QueueSeen | undefined }, parent: string, prefix: string): ChildList {
+/** What was seen before our create: the highest zxid, and the queue's parent as last listed (czxid 0: never). */
+interface Floor {
+  readonly zxid: number;
+  readonly czxid: number;
+  readonly cversion: number;
+}
+
+function notRolledBack(list: ChildList, floor: Floor, parent: string, prefix: string): ChildList {
   const { stat } = list;
   if (!list.children.some((child) => child.startsWith(prefix))) return list;
   if (stat.pzxid < floor.zxid) throw new ZkRolledBackError(parent, floor.zxid, stat.pzxid);
   // Our create counted up the parent's children's version since that listing, unless restored.
-  if (floor.queue && floor.queue.czxid === stat.czxid && stat.cversion <= floor.queue.cversion) {
-    throw new ZkRolledBackError(parent, floor.queue.cversion, stat.cversion, 'sequence');
+  if (floor.czxid !== 0 && floor.czxid === stat.czxid && stat.cversion <= floor.cversion) {
+    throw new ZkRolledBackError(parent, floor.cversion, stat.cversion, 'sequence');
   }
   return list;
 }

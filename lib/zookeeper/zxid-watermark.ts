@@ -21,7 +21,7 @@ const MAX_QUEUES = 10_000;
  */
 export class ZxidWatermark {
   private highestSeen = 0;
-  private readonly queues = new Map<string, QueueSeen>();
+  private readonly queues = new Map<string, { czxid: number; cversion: number }>();
 
   get highest(): number {
     return this.highestSeen;
@@ -38,9 +38,15 @@ export class ZxidWatermark {
     if (zxid > this.highestSeen) this.highestSeen = zxid;
     if (listed === undefined || stat.czxid === 0) return;
     const seen = this.queues.get(listed);
-    if (seen && seen.czxid === stat.czxid && seen.cversion >= stat.cversion) return;
-    if (seen) this.queues.delete(listed); // re-inserted: the most recently listed are kept longest
-    else if (this.queues.size >= MAX_QUEUES) this.queues.delete(this.queues.keys().next().value!);
+    if (seen) {
+      // Updated in place: a listing per lock cycle should cost no allocation.
+      if (seen.czxid !== stat.czxid || seen.cversion < stat.cversion) {
+        seen.czxid = stat.czxid;
+        seen.cversion = stat.cversion;
+      }
+      return;
+    }
+    if (this.queues.size >= MAX_QUEUES) this.queues.delete(this.queues.keys().next().value!); // the oldest
     this.queues.set(listed, { czxid: stat.czxid, cversion: stat.cversion });
   }
 }
