@@ -220,6 +220,12 @@ export function loadAddon(nativeDir: string): NativeModule | string {
   };
 }
 
+/**
+ * The C client's state after it closed its socket inside a request whose send failed (the server had
+ * reset the connection): it does so without an event, and only the request's caller can see it.
+ */
+export const SOCKET_DROPPED_STATE = 999;
+
 export const CREATE_FLAGS = {
   PERSISTENT: 0,
   EPHEMERAL: 1,

@@ -1,10 +1,5 @@
-import { loadNativeModule, type NativeClient } from './native-client.js';
-
-/** The C client's state after it dropped its socket inside a send (see ZkSession.call). */
-const SOCKET_DROPPED_STATE = 999;
-
-/** Any answer from the server: success or a refusal of the request itself (see ZkSession). */
-const SERVER_ANSWERED = (rc: number): boolean => rc === 0 || rc === -101;
+import { loadNativeModule, type NativeClient, SOCKET_DROPPED_STATE } from './native-client.js';
+import { serverAnswered } from './zk-errors.js';
 
 /**
  * Ends sessions this process gave up on while the server may still keep them: a session whose
@@ -39,7 +34,7 @@ export class SessionCloser {
     handle.once('close', () => finish(false));
     try {
       handle.native.a_exists('/', false, (rc) => {
-        if (SERVER_ANSWERED(rc)) finish(false);
+        if (serverAnswered(rc)) finish(false);
       });
     } catch {
       finish(true);

@@ -102,6 +102,25 @@ export function describeRollback(what: 'zxid' | 'sequence', seen: number, now: n
     : `this process has seen the lock's queue at sequence ${seen}, the server now shows it at ${now}`;
 }
 
+/**
+ * Whether a result code came from the server, which therefore had the session alive when it handled
+ * the request: success and the per-request refusals (no node, node exists, bad version, no auth...).
+ * Not the C client's own codes (connection loss, timeouts, closing) nor a session's end.
+ */
+export function serverAnswered(rc: number): boolean {
+  return SERVER_ANSWERS.has(rc);
+}
+const SERVER_ANSWERS = new Set<number>([
+  ZK_CODES.OK,
+  ZK_CODES.NONODE,
+  ZK_CODES.NOAUTH,
+  ZK_CODES.BADVERSION,
+  ZK_CODES.NOCHILDRENFOREPHEMERALS,
+  ZK_CODES.NODEEXISTS,
+  ZK_CODES.NOTEMPTY,
+  ZK_CODES.INVALIDACL,
+]);
+
 /** Builds the typed error for a non-zero result code. */
 export function zkError(code: number, op: string, path: string): ZkError {
   switch (code) {

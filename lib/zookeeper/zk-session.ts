@@ -1,8 +1,8 @@
-import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, type ZkStat } from './native-client.js';
+import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, SOCKET_DROPPED_STATE, type ZkStat } from './native-client.js';
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
-import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { type SessionEnd, serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
 
 export type CreateMode = keyof typeof CREATE_FLAGS;
@@ -115,11 +115,6 @@ export interface ZkSessionApi {
 }
 
 const SEND_RETRY_PAUSE_MS = 10;
-/**
- * The C client's state after it closed its socket inside a request whose send failed (the server had
- * reset the connection): it does so without an event, and only the request's caller can see it.
- */
-const SOCKET_DROPPED_STATE = 999;
 const EMPTY_DATA = Buffer.alloc(0);
 
 /**
@@ -542,25 +537,6 @@ function nativeAcl(acl: readonly ZkAcl[]): { scheme: string; auth: string; perm:
 function multiPath(ops: readonly MultiOp[]): string {
   return [...new Set(ops.map((op) => op.path))].join(',');
 }
-
-/**
- * Whether a result code came from the server, which therefore had the session alive when it handled
- * the request: success and the per-request refusals (no node, node exists, bad version, no auth...).
- * Not the C client's own codes (connection loss, timeouts, closing) nor a session's end.
- */
-function serverAnswered(rc: number): boolean {
-  return SERVER_ANSWERS.has(rc);
-}
-const SERVER_ANSWERS = new Set<number>([
-  ZK_CODES.OK,
-  ZK_CODES.NONODE,
-  ZK_CODES.NOAUTH,
-  ZK_CODES.BADVERSION,
-  ZK_CODES.NOCHILDRENFOREPHEMERALS,
-  ZK_CODES.NODEEXISTS,
-  ZK_CODES.NOTEMPTY,
-  ZK_CODES.INVALIDACL,
-]);
 
 /** A request in flight, and how to fail it when the session ends or its handle is replaced. */
 interface PendingRequest {
