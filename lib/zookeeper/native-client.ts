@@ -223,33 +223,36 @@ function requireAddon(file: string): { Handle: new () => AddonHandle } | { probl
  * Exported for tests.
  */
 export function loadAddon(nativeDir: string): NativeModule | string {
-  const reasons: string[] = [];
   const failed = join(nativeDir, 'build-failed.txt');
   const file = join(nativeDir, 'build', 'Release', 'zk_native.node');
   let Handle: (new () => AddonHandle) | undefined;
+  let local: string;
   if (existsSync(file)) {
-    const local = requireAddon(file);
-    if ('Handle' in local) Handle = local.Handle;
-    else reasons.push(`the local build ${file} could not be loaded (${local.problem}); it may have been built for another Node.js version or platform`);
+    const built = requireAddon(file);
+    if ('Handle' in built) Handle = built.Handle;
+    local = `the local build ${file} could not be loaded (${'problem' in built ? built.problem : ''}); it may have been built for another Node.js version or platform`;
   } else if (existsSync(failed)) {
-    reasons.push(`its build at install failed (the compiler's output is in ${failed})`);
+    local = `its build at install failed (the compiler's output is in ${failed})`;
   } else {
-    reasons.push(
-      `it was not built here (no ${file}): the install script found a prebuilt binary to use instead, or did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no compiler or no C client to build with (Windows is not supported)`,
-    );
+    local = `it was not built here (no ${file})`;
   }
-  if (!Handle) {
-    const prebuilt = prebuiltHelper(nativeDir)?.findPrebuilt(nativeDir) ?? { problem: 'this copy of the package has no native/prebuilt.cjs' };
-    if (prebuilt.problem !== undefined || prebuilt.file === undefined) {
-      reasons.push(prebuilt.problem ?? 'no prebuilt binary was found');
-    } else {
-      const shipped = requireAddon(prebuilt.file);
-      if ('Handle' in shipped) Handle = shipped.Handle;
-      else reasons.push(`the prebuilt binary ${prebuilt.file} could not be loaded (${shipped.problem})`);
-    }
+  if (Handle) return addonClient(Handle);
+  const prebuilt = prebuiltHelper(nativeDir)?.findPrebuilt(nativeDir) ?? { problem: 'this copy of the package has no native/prebuilt.cjs' };
+  if (prebuilt.problem === undefined && prebuilt.file !== undefined) {
+    const shipped = requireAddon(prebuilt.file);
+    if ('Handle' in shipped) return addonClient(shipped.Handle);
+    return `the prebuilt binary ${prebuilt.file} could not be loaded (${shipped.problem}); and ${local}`;
   }
-  if (!Handle) return reasons.join('; and ');
-  const Native = Handle;
+  if (prebuilt.file !== undefined) return `${prebuilt.problem}; and ${local}`;
+  // No prebuilt binary for this platform: the install script was the only way to get the addon.
+  const why = existsSync(file) || existsSync(failed)
+    ? ''
+    : ': the install script did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no compiler (it printed what to install) or no C client to build with (Windows is not supported)';
+  return `${local}${why}; and ${prebuilt.problem ?? 'no prebuilt binary was found'}`;
+}
+
+/** The addon's class wrapped as a NativeClient. */
+function addonClient(Native: new () => AddonHandle): NativeModule {
   return class AddonClient extends EventEmitter implements NativeClient {
     readonly native: AddonHandle;
     constructor() {
