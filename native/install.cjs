@@ -105,13 +105,14 @@ const INSTALL_TOOLS =
  * - missingTools: from missingBuildTools(); env: NESTJS_ZK_LOCK_BUILD_ADDON.
  */
 function decide({ prebuilt, loads, missingTools, env = process.env }) {
-  if (env.NESTJS_ZK_LOCK_BUILD_ADDON === '0') {
-    return { action: 'none', message: 'NESTJS_ZK_LOCK_BUILD_ADDON=0: the native addon is not built.' };
-  }
-  const forced = env.NESTJS_ZK_LOCK_BUILD_ADDON === '1';
-  const unusable = forced ? 'NESTJS_ZK_LOCK_BUILD_ADDON=1' : prebuilt.problem ?? (loads ? `the prebuilt binary ${prebuilt.file} does not load: ${loads}` : undefined);
+  const setting = env.NESTJS_ZK_LOCK_BUILD_ADDON;
+  const unusable =
+    setting === '1' ? 'NESTJS_ZK_LOCK_BUILD_ADDON=1' : (prebuilt.problem ?? (loads ? `the prebuilt binary ${prebuilt.file} does not load: ${loads}` : undefined));
   if (!unusable) {
     return { action: 'prebuilt', message: `using the prebuilt native addon (${prebuiltDescribe(prebuilt.manifest)}): nothing to build.` };
+  }
+  if (setting === '0') {
+    return { action: 'none', message: 'NESTJS_ZK_LOCK_BUILD_ADDON=0: the native addon is not built.' };
   }
   if (missingTools.length > 0) {
     return {

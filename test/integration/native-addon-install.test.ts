@@ -101,7 +101,12 @@ describe('the install script', () => {
       message: 'the prebuilt binary /p/zk_native.node does not load: Error: libfoo.so: cannot open shared object file: building the addon from source.',
     });
     expect(decide({ prebuilt: fits, missingTools: [], env: { NESTJS_ZK_LOCK_BUILD_ADDON: '1' } }).action).toBe('build');
-    expect(decide({ prebuilt: fits, missingTools: [], env: { NESTJS_ZK_LOCK_BUILD_ADDON: '0' } }).action).toBe('none');
+    // 0 means "do not build": a prebuilt binary that fits is still used, and nothing else happens.
+    expect(decide({ prebuilt: fits, missingTools: [], env: { NESTJS_ZK_LOCK_BUILD_ADDON: '0' } }).action).toBe('prebuilt');
+    expect(decide({ prebuilt: { problem: 'none here' }, missingTools: [], env: { NESTJS_ZK_LOCK_BUILD_ADDON: '0' } })).toEqual({
+      action: 'none',
+      message: 'NESTJS_ZK_LOCK_BUILD_ADDON=0: the native addon is not built.',
+    });
     const none = decide({ prebuilt: { problem: 'there is no prebuilt binary for linux-arm64 with glibc (this package ships one for linux-x64)' }, missingTools: ['make'], env: {} });
     expect(none.action).toBe('none');
     expect(none.message).toMatch(/^there is no prebuilt binary for linux-arm64 with glibc \(this package ships one for linux-x64\), and the addon cannot be built from source here: make is missing\. Install them \(Debian\/Ubuntu: `apt-get install python3 make g\+\+`/);
