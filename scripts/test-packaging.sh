@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Packs nestjs-zk-lock as `npm publish` would ship it, installs the tarball into three apps made
+# Packs nestjs-zk-lock as `npm publish` would ship it (with the prebuilt addon for linux-x64 that
+# `prepack` adds: scripts/prebuild.cjs), installs the tarball into three apps made
 # from test/packaging/ (Nest 12 with ES modules; Nest 11 with CommonJS and TypeScript's node10
 # resolution; nest11-cli, exactly as `@nestjs/cli@11 new` generates it plus a module import and two
 # specs), and checks that they type-check, start on one real ZooKeeper, serialise concurrent HTTP
@@ -8,9 +9,16 @@
 # `npm run test:e2e` with supertest on the real ZooKeeper). nest11-cli is also built with
 # `nest build -b swc` and started; and import and require of the package in one process must give one
 # module instance (support/dual-load.mjs).
+# How each app gets the addon: nest12-esm installs with no compiler, make or python3 on its PATH and
+# the zookeeper package's install script denied ("allowScripts": { "zookeeper": false }, as the
+# README says), so nothing may compile: it must run on the prebuilt binary. nest11-cjs forces a build
+# from source (NESTJS_ZK_LOCK_BUILD_ADDON=1: the fallback for platforms without a prebuilt binary).
+# nest11-cli installs with npm's defaults (the zookeeper package builds its own addon; ours uses the
+# prebuilt binary).
 #
 # Needs: Node >= 20.19, Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
-# (or a warm npm cache), and a C++ toolchain for the zookeeper addon.
+# (or a warm npm cache), and a C++ toolchain (the repository's build of the addon is the prebuilt
+# binary; nest11-cjs builds one from source).
 # KEEP_PACKAGING_DIR=1 keeps the temp directory (apps, logs) after a passing run; a failing run keeps it.
 set -euo pipefail
 
@@ -80,7 +88,12 @@ for extra in README.md CHANGELOG.md LICENSE LICENSE.md; do
 done
 # The native addon's sources and install script (never a build of it: that is made at install).
 mkdir -p "$stage/native"
-cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
+cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/prebuilt.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
+# What `prepack` adds: the repository's build as the prebuilt binary for linux-x64 (glibc), checked to load.
+run_logged "scripts/prebuild.cjs" "$work/prebuild.log" node "$repo/scripts/prebuild.cjs" "$stage"
+cat "$work/prebuild.log"
+prebuilt=
+[ -f "$stage/native/prebuilds/linux-x64/zk_native.node" ] && prebuilt=1
 run_logged "tsc -p tsconfig.build.json" "$work/build.log" \
   "$repo/node_modules/.bin/tsc" -p "$repo/tsconfig.build.json" --outDir "$stage/dist"
 # What `npm run build` does after tsc: the ES module entries that re-export the CommonJS build. It
@@ -97,7 +110,14 @@ tarball=$work/$tarball
 [ -f "$tarball" ] || fail "npm pack reported $tarball, which does not exist"
 node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "the tarball's contents are wrong (see above)"
 
-step "create the apps and install the tarball (in parallel; nestjs-zk-lock's install script builds the C client from the zookeeper package's sources, then its addon)"
+step "create the apps and install the tarball (in parallel: nest12-esm with no compiler on its PATH, nest11-cjs building the addon from source, nest11-cli with npm's defaults)"
+# A PATH for an install on a machine with no build tools: node, npm and sh, and nothing else.
+nocc=$work/no-compiler-bin
+mkdir -p "$nocc"
+for tool in node npm npx sh; do ln -s "$(command -v "$tool")" "$nocc/$tool"; done
+for tool in python3 python make cc gcc g++ c++ clang; do
+  ! PATH=$nocc command -v "$tool" >/dev/null 2>&1 || fail "$tool is on the no-compiler PATH ($nocc)"
+done
 install_pids=()
 apps=(nest12-esm nest11-cjs nest11-cli)
 for app in nest12-esm nest11-cjs; do
@@ -108,8 +128,17 @@ for app in nest12-esm nest11-cjs; do
   # "nestjs-zk-lock": true is what an install from the registry needs), so the path is added here.
   node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1); const app = JSON.parse(fs.readFileSync(file, "utf8"));
     app.allowScripts["file:" + tarball] = true; fs.writeFileSync(file, JSON.stringify(app, null, 2) + "\n");' "$work/$app/package.json" "$tarball"
-  # --strict-allow-scripts: the app's allowScripts entries must be what lets the addons build.
-  (cd "$work/$app" && npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
+  # --strict-allow-scripts: the app's allowScripts entries must be what lets (or keeps) each script run.
+  # --foreground-scripts: npm shows the install script's output, so the log says what it did.
+  if [ "$app" = nest12-esm ] && [ -n "$prebuilt" ]; then
+    # No compiler: only $nocc on the PATH, and no compiler variables either.
+    (cd "$work/$app" && env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$nocc" \
+      npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
+  else
+    # nest11-cjs builds from source, as on a platform without a prebuilt binary.
+    (cd "$work/$app" && NESTJS_ZK_LOCK_BUILD_ADDON=$([ "$app" = nest11-cjs ] && echo 1) \
+      npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
+  fi
   install_pids+=($!)
 done
 # The generated app is installed as a user would: `npm install <the package>` with npm's default
@@ -124,19 +153,38 @@ install_pids+=($!)
 for i in 0 1 2; do
   if ! wait "${install_pids[$i]}"; then
     show_log "$work/${apps[$i]}-install.log"
-    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks \"allowScripts\": { \"zookeeper\": true, \"nestjs-zk-lock\": true })"
+    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks an \"allowScripts\" entry for zookeeper or nestjs-zk-lock)"
   fi
 done
 for app in "${apps[@]}"; do
   dir=$work/$app
   own=$dir/node_modules/nestjs-zk-lock/native
   [ ! -e "$own/build-failed.txt" ] || { show_log "$own/build-failed.txt"; fail "$app: nestjs-zk-lock's native addon failed to build at install"; }
-  [ -f "$own/build/Release/zk_native.node" ] ||
-    fail "$app: nestjs-zk-lock's native addon was not built: its install script did not run (see $work/$app-install.log)"
+  if [ "$app" = nest11-cjs ] || [ -z "$prebuilt" ]; then
+    [ -f "$own/build/Release/zk_native.node" ] ||
+      fail "$app: nestjs-zk-lock's native addon was not built: its install script did not run (see $work/$app-install.log)"
+    how="addon built from source"
+  else
+    # The prebuilt binary, and nothing compiled: no build of the addon, and no C client build.
+    [ ! -e "$own/build" ] && [ ! -e "$own/c-client" ] ||
+      fail "$app: nestjs-zk-lock compiled at install although its prebuilt binary fits (see $work/$app-install.log)"
+    if [ "$app" != nest11-cli ]; then
+      grep -q '^nestjs-zk-lock: using the prebuilt native addon (linux-x64 ' "$work/$app-install.log" ||
+        { show_log "$work/$app-install.log"; fail "$app: the install log does not say that the prebuilt addon was used"; }
+    fi
+    how="prebuilt addon, nothing compiled"
+  fi
+  if [ "$app" = nest12-esm ] && [ -n "$prebuilt" ]; then
+    # Denied: the zookeeper package's own addon build did not run (its C sources are still there).
+    [ ! -e "$dir/node_modules/zookeeper/build" ] || fail "nest12-esm: the zookeeper package's install script ran although allowScripts denies it"
+    [ -f "$dir/node_modules/zookeeper/deps/zookeeper-client-c.tar.gz" ] || fail "nest12-esm: the zookeeper package's C sources are missing"
+    ! grep -qiE 'gyp|g\+\+|configure' "$work/$app-install.log" || { show_log "$work/$app-install.log"; fail "nest12-esm: the install log shows a build step"; }
+    how="$how, installed with no python3, make or compiler on the PATH; $(grep -m1 '^nestjs-zk-lock: ' "$work/$app-install.log")"
+  fi
   [ ! -e "$dir/node_modules/@nestjs/terminus" ] ||
     fail "$app: @nestjs/terminus got installed, but it is an optional peer that the app never asked for"
   echo "$app: nestjs-zk-lock $(cd "$dir" && node -p 'require("./node_modules/nestjs-zk-lock/package.json").version')," \
-    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), addon built"
+    "@nestjs/core $(cd "$dir" && node -p 'require("./node_modules/@nestjs/core/package.json").version'), $how"
 done
 
 step "type-check and build the apps"

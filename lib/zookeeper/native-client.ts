@@ -189,28 +189,75 @@ function packageRoot(file: string): string | undefined {
   return undefined;
 }
 
+/** What native/prebuilt.cjs (shared with the install script) exports, as far as the library uses it. */
+interface PrebuiltHelper {
+  findPrebuilt(nativeDir: string): { file?: string; problem?: string };
+}
+
+/**
+ * native/prebuilt.cjs: the one definition of which prebuilt binary fits this platform and Node.js
+ * ABI. From `nativeDir` when it has one (the installed package), else from this package's native/.
+ */
+function prebuiltHelper(nativeDir: string): PrebuiltHelper | undefined {
+  const root = packageRoot(resolveHere().file);
+  for (const dir of [nativeDir, ...(root === undefined ? [] : [join(root, 'native')])]) {
+    const file = join(dir, 'prebuilt.cjs');
+    if (existsSync(file)) return resolveHere().require(file) as PrebuiltHelper;
+  }
+  return undefined;
+}
+
+/** The addon's class, or why the file does not load (its dlopen or registration error). */
+function requireAddon(file: string): { Handle: new () => AddonHandle } | { problem: string } {
+  try {
+    return { Handle: (resolveHere().require(file) as { ZooKeeper: new () => AddonHandle }).ZooKeeper };
+  } catch (error) {
+    return { problem: (error as Error).message.split('\n')[0] };
+  }
+}
+
 /**
  * The addon in `nativeDir` (this package's native/) wrapped as a NativeClient, or why it cannot be
- * used. Exported for tests.
+ * used. A local build (native/build/Release, made by the install script or `npm rebuild`) comes
+ * first; else the prebuilt binary for this platform (native/prebuilds/, when it fits this Node.js).
+ * Exported for tests.
  */
 export function loadAddon(nativeDir: string): NativeModule | string {
   const failed = join(nativeDir, 'build-failed.txt');
-  if (existsSync(failed)) return `its build at install failed (the compiler's output is in ${failed})`;
   const file = join(nativeDir, 'build', 'Release', 'zk_native.node');
-  if (!existsSync(file)) {
-    return `it was not built (no ${file}): the install script did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no C client to build against (Windows is not supported)`;
+  let Handle: (new () => AddonHandle) | undefined;
+  let local: string;
+  if (existsSync(file)) {
+    const built = requireAddon(file);
+    if ('Handle' in built) Handle = built.Handle;
+    local = `the local build ${file} could not be loaded (${'problem' in built ? built.problem : ''}); it may have been built for another Node.js version or platform`;
+  } else if (existsSync(failed)) {
+    local = `its build at install failed (the compiler's output is in ${failed})`;
+  } else {
+    local = `it was not built here (no ${file})`;
   }
-  let Handle: new () => AddonHandle;
-  try {
-    Handle = (resolveHere().require(file) as { ZooKeeper: new () => AddonHandle }).ZooKeeper;
-  } catch (error) {
-    return `${file} could not be loaded (${(error as Error).message}); it may have been built for another Node.js version or platform`;
+  if (Handle) return addonClient(Handle);
+  const prebuilt = prebuiltHelper(nativeDir)?.findPrebuilt(nativeDir) ?? { problem: 'this copy of the package has no native/prebuilt.cjs' };
+  if (prebuilt.problem === undefined && prebuilt.file !== undefined) {
+    const shipped = requireAddon(prebuilt.file);
+    if ('Handle' in shipped) return addonClient(shipped.Handle);
+    return `the prebuilt binary ${prebuilt.file} could not be loaded (${shipped.problem}); and ${local}`;
   }
+  if (prebuilt.file !== undefined) return `${prebuilt.problem}; and ${local}`;
+  // No prebuilt binary for this platform: the install script was the only way to get the addon.
+  const why = existsSync(file) || existsSync(failed)
+    ? ''
+    : ': the install script did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no compiler (it printed what to install) or no C client to build with (Windows is not supported)';
+  return `${local}${why}; and ${prebuilt.problem ?? 'no prebuilt binary was found'}`;
+}
+
+/** The addon's class wrapped as a NativeClient. */
+function addonClient(Native: new () => AddonHandle): NativeModule {
   return class AddonClient extends EventEmitter implements NativeClient {
     readonly native: AddonHandle;
     constructor() {
       super();
-      this.native = new Handle();
+      this.native = new Native();
       // 'connect' and 'close' name the client; node events name the handle (see NativeClient).
       this.native.emit = (event, a1, a2, a3) => this.emit(event, event === 'connect' || event === 'close' ? this : a1, a2, a3);
     }

