@@ -99,11 +99,12 @@ const clientLibrary = path.join(clientDir, '.libs', 'libzookeeper_st.la');
 // with no deadline, on the thread that drives it: Node's event loop here. A server that accepts the
 // connection but never answers the handshake would freeze the process. patchHandshake() makes the
 // handshake non-blocking (SSL_connect is resumed on each readiness event, the poll asks for the
-// direction OpenSSL wants) and bounded by the C client's connect timeout, as a plain connect is.
+// direction OpenSSL wants) and bounded by the C client's connect timeout, as a plain connect is; it
+// also lets the client certificate be absent (the C client insisted on one).
 // When Node's OpenSSL headers are missing, or the patch does not apply to these C sources, the C
 // client is built without TLS; the `tls` option is then refused at connect with a clear error.
 const buildStamp = path.join(clientDir, 'nestjs-zk-lock-build.json');
-const BUILD_VERSION = 2; // bump when the way the C client is configured or patched changes
+const BUILD_VERSION = 3; // bump when the way the C client is configured or patched changes
 
 function nodeOpenSslHeaders() {
   const nodedir = process.env.npm_config_nodedir || path.resolve(path.dirname(process.execPath), '..');
@@ -127,6 +128,13 @@ function patchHandshake() {
       '            rc = select(sock + 1, &s_rfds, &s_wfds, NULL, &tv);\n',
       '            if (fail_on_error) return NZL_SSL_IN_PROGRESS;\n            rc = select(sock + 1, &s_rfds, &s_wfds, NULL, &tv);\n',
     ],
+    // init_ssl_for_socket: a client certificate is optional (the server may not ask for one); the C
+    // client loaded cert and key unconditionally and failed on "(null)" without them.
+    [
+      '        /*CLIENT CA FILE (With Certificate Chain)*/\n',
+      '        if (fd->cert->cert != NULL && fd->cert->key != NULL) { /* nestjs-zk-lock: optional */\n        /*CLIENT CA FILE (With Certificate Chain)*/\n',
+    ],
+    ['        /*MULTIPLE HANDSHAKE*/\n', '        }\n        /*MULTIPLE HANDSHAKE*/\n'],
     // zookeeper_interest, connect() done at once: no handshake here, check_events does it.
     [
       '                if (zh->fd->cert != NULL) {\n                    // We do SSL_connect() here\n                    if (init_ssl_for_handler(zh) != ZOK) {\n                        return ZSSLCONNECTIONERROR;\n                    }\n                }\n',
