@@ -18,6 +18,8 @@ import {
   type ZkConnectionOptions,
 } from '../../lib/index.js';
 import { loadNativeModule, type NativeClient } from '../../lib/zookeeper/native-client.js';
+import { parseCommand } from '../../lib/cli/args.js';
+import { runInspect } from '../../lib/cli/inspect-command.js';
 import { startZkServer, type ZkServer } from '../support/zk-server.js';
 import { eventLoopGaps, makeTlsMaterials, startTlsZkServer, type TlsMaterials, type TlsZkServer } from '../support/zk-tls.js';
 import { uniqueRoot } from '../support/zk-fixtures.js';
@@ -105,6 +107,20 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     } finally {
       await application.close();
     }
+  });
+
+  it('the inspect CLI reads the locks over TLS and says so (--tls-ca/--tls-cert/--tls-key, passphrase from the environment)', async () => {
+    const command = parseCommand(
+      ['inspect', '--connect', server.connectString, '--root', uniqueRoot('tlscli'), '--tls-ca', m.ca, '--tls-cert', m.clientCert, '--tls-key', m.clientKeyEncrypted, '--timeout', '5000'],
+      { ZK_LOCK_TLS_PASSPHRASE: m.passphrase },
+    );
+    if (command.name !== 'inspect') throw new Error('not inspect');
+    let out = '';
+    await runInspect(command.args, { out: (t) => (out += t), err: (t) => (out += t) }, new AbortController().signal);
+    expect(out).toMatch(/^0 locks under \/test-.* over TLS/);
+    let json = '';
+    await runInspect({ ...command.args, json: true }, { out: (t) => (json += t), err: (t) => (json += t) }, new AbortController().signal);
+    expect(JSON.parse(json)).toMatchObject({ tls: true, locks: [] });
   });
 
   it('a wrong CA fails fast with ZkTlsError server-not-trusted', async () => {
