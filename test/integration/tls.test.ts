@@ -68,6 +68,12 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     return { error, ms };
   }
 
+  it('baseline: the worst event-loop gap of an idle second on this machine (for comparison)', async () => {
+    const gap = eventLoopGaps();
+    await new Promise((r) => setTimeout(r, 1000));
+    gaps.idleBaseline = Math.round(gap.stop());
+  });
+
   it('connects with a client certificate and takes and releases a fair lock', async () => {
     const c = connection({ tls: good() });
     await c.connect();
