@@ -190,7 +190,11 @@ if (!fs.existsSync(clientLibrary) || !stamp || stamp.version !== BUILD_VERSION) 
   fs.mkdirSync(clientDir);
   run('extract the C client', 'tar', ['-xzf', clientSources, '-C', clientDir, '--strip-components=1']);
   const sslHeaders = nodeOpenSslHeaders();
-  let withoutTls = sslHeaders ? undefined : 'this Node.js installation has no OpenSSL headers (include/node/openssl)';
+  let withoutTls = !process.versions.openssl
+    ? 'this Node.js has no OpenSSL (process.versions.openssl is unset), so there are no SSL_* symbols to take from it'
+    : sslHeaders
+      ? undefined
+      : 'this Node.js installation has no OpenSSL headers (include/node/openssl)';
   if (!withoutTls && !patchHandshake()) withoutTls = "the C client's TLS handshake code is not the one this script knows how to make non-blocking";
   // As the zookeeper package configures it, but optimised (it builds with CFLAGS=-w, so -O0).
   run('configure the C client', './configure', [

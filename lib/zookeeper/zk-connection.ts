@@ -1,4 +1,4 @@
-import { InvalidOptionsError, shown, ZkConnectionError, ZkTlsError } from '../errors.js';
+import { InvalidOptionsError, shown, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
@@ -345,7 +345,17 @@ export class ZkConnection implements ZkLockConnection {
       if (session) this.declareLost(session, why, code === -112 ? 'session-expired' : 'ended');
       else this.replaceHandle();
     });
-    const started = client.native.init(config);
+    let started: unknown;
+    try {
+      started = client.native.init(config);
+    } catch (error) {
+      if (!config.cert) throw error;
+      throw new ZkNativeAddonError(
+        `it was built without TLS, which the tls option needs (${(error as Error).message}; native/c-client/nestjs-zk-lock-build.json says why: ` +
+          'this Node.js had no OpenSSL headers in include/node/openssl, or the C client sources were not the ones the install script can make ' +
+          'non-blocking). Rebuild it with `npm rebuild nestjs-zk-lock` under a Node.js that has them (the official builds do)',
+      );
+    }
     if (started instanceof Error) {
       throw new ZkConnectionError(this.connectionString, `the ZooKeeper client refused it (${started.message})`, {
         cause: started,
