@@ -104,7 +104,7 @@ const clientLibrary = path.join(clientDir, '.libs', 'libzookeeper_st.la');
 // When Node's OpenSSL headers are missing, or the patch does not apply to these C sources, the C
 // client is built without TLS; the `tls` option is then refused at connect with a clear error.
 const buildStamp = path.join(clientDir, 'nestjs-zk-lock-build.json');
-const BUILD_VERSION = 3; // bump when the way the C client is configured or patched changes
+const BUILD_VERSION = 4; // bump when the way the C client is configured or patched changes
 
 function nodeOpenSslHeaders() {
   const nodedir = process.env.npm_config_nodedir || path.resolve(path.dirname(process.execPath), '..');
@@ -203,6 +203,9 @@ if (!fs.existsSync(clientLibrary) || !stamp || stamp.version !== BUILD_VERSION) 
     '--disable-shared',
     '--with-pic',
     '--without-cppunit',
+    // configure turns Cyrus SASL on by itself when libsasl2-dev is installed, and the addon would then
+    // need libsasl2 at load time: off, so the build is the same on every machine (see README, SASL).
+    '--without-sasl',
     ...(withoutTls
       ? ['--without-openssl']
       : [`CPPFLAGS=-I${sslHeaders}`, '--with-openssl', 'ac_cv_lib_ssl_SSL_CTX_new=yes']),

@@ -31,16 +31,18 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
   let m: TlsMaterials;
   let server: TlsZkServer;
   let plain: ZkServer;
+  /** The same, but asking for no client certificate (ssl.clientAuth=none). */
+  let noClientAuth: TlsZkServer;
   const opened: ZkConnection[] = [];
   const gaps: Record<string, number> = {};
 
   beforeAll(async () => {
     m = makeTlsMaterials();
-    [server, plain] = await Promise.all([startTlsZkServer(m), startZkServer()]);
+    [server, plain, noClientAuth] = await Promise.all([startTlsZkServer(m), startZkServer(), startTlsZkServer(m, 'none')]);
   });
   afterAll(async () => {
     for (const connection of opened) connection.close();
-    await Promise.all([server?.stop(), plain?.stop()]);
+    await Promise.all([server?.stop(), plain?.stop(), noClientAuth?.stop()]);
     m?.remove();
     console.log(`TLS tests: keys exported with ${m?.keyExport}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}`);
   });
@@ -86,6 +88,13 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     await held.release();
     const again = await lock.acquire('tls-resource', { waitTimeoutMs: 5000 });
     await again.release();
+  });
+
+  it('without a client certificate, to a server that asks for none (ssl.clientAuth=none): tls.ca alone', async () => {
+    const c = connection({ connectionString: noClientAuth.connectString, tls: { ca: m.ca } });
+    await c.connect();
+    const held = await new FairLock(c).acquire('no-client-cert', { waitTimeoutMs: 5000 });
+    await held.release();
   });
 
   it('an encrypted key with its passphrase works', async () => {

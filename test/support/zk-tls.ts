@@ -155,9 +155,9 @@ export interface TlsZkServer {
 
 /**
  * A standalone ZooKeeper with a `secureClientPort` only (no plain clientPort), Netty, and client
- * certificates required (`ssl.clientAuth=need`), on 127.0.0.1. Ready once a TLS `srvr` answers.
+ * certificates required (`ssl.clientAuth=need`, unless told otherwise), on 127.0.0.1. Ready once a TLS `srvr` answers.
  */
-export async function startTlsZkServer(materials: TlsMaterials): Promise<TlsZkServer> {
+export async function startTlsZkServer(materials: TlsMaterials, clientAuth: 'need' | 'want' | 'none' = 'need'): Promise<TlsZkServer> {
   const [port] = await freePorts(1);
   const dataDir = makeDataDir();
   const config = join(dataDir, 'zoo.cfg');
@@ -175,7 +175,7 @@ export async function startTlsZkServer(materials: TlsMaterials): Promise<TlsZkSe
       `ssl.trustStore.location=${materials.serverTruststore}`,
       `ssl.trustStore.password=${STORE_PASSWORD}`,
       'ssl.trustStore.type=PKCS12',
-      'ssl.clientAuth=need',
+      `ssl.clientAuth=${clientAuth}`,
       // The client is 127.0.0.1 and its certificate says so; no reverse DNS is needed either way.
       'ssl.clientHostnameVerification=false',
       '4lw.commands.whitelist=srvr',
