@@ -160,13 +160,23 @@ export type ZkTlsFailure = 'server-not-trusted' | 'client-refused' | 'not-tls' |
 const REFUSAL_GRACE_MS = 300;
 
 /**
- * One TLS handshake with `host:port` through Node's own TLS (the same OpenSSL the C client uses in
+ * A TLS handshake with `host:port` through Node's own TLS (the same OpenSSL the C client uses in
  * this process), to tell a misconfiguration from a slow server: the C client retries a failed
- * handshake forever and reports nothing. With `tls`, it checks what the C client checks (the chain
- * against `tls.ca`, plus the default roots as the C client also loads them; no host name). Without
- * (`tls` undefined), it only asks whether the port speaks TLS.
+ * handshake forever and reports nothing. With `tls`, it checks what the C client checks: the chain
+ * against `tls.ca` (no host name). The C client also trusts OpenSSL's default verify paths (the
+ * system's CAs): a chain `tls.ca` does not verify is tried once more with Node's bundled root CAs
+ * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
+ * event loop). Without `tls` (undefined), it only asks whether the port speaks TLS.
  */
-export function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+export async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+  const started = Date.now();
+  const result = await handshake(host, port, tls, false, timeoutMs, signal);
+  if (result.outcome !== 'failed' || result.failure !== 'server-not-trusted' || signal?.aborted) return result;
+  const again = await handshake(host, port, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+  return again.outcome === 'failed' && again.failure === 'server-not-trusted' ? result : { outcome: 'inconclusive', detail: `${result.detail}; trusted with the default root CAs` };
+}
+
+function handshake(host: string, port: number, tls: CheckedTls | undefined, withRoots: boolean, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   return new Promise((resolve) => {
     let socket: TLSSocket | undefined;
     let tcpConnected = false;
@@ -192,7 +202,7 @@ export function probeTls(host: string, port: number, tls: CheckedTls | undefined
         port,
         ...(tls
           ? {
-              ca: [tls.ca, ...rootCertificates],
+              ca: withRoots ? [tls.ca, ...rootCertificates] : tls.ca,
               ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key, passphrase: tls.options.passphrase } : {}),
               rejectUnauthorized: true,
             }

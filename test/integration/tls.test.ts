@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createServer, type Server, type Socket } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
@@ -43,7 +43,9 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
   afterAll(async () => {
     for (const connection of opened) connection.close();
     await Promise.all([server?.stop(), plain?.stop(), noClientAuth?.stop()]);
+    if (plain) rmSync(plain.dataDir, { recursive: true, force: true });
     m?.remove();
+    expect([m?.dir, server?.dataDir, noClientAuth?.dataDir, plain?.dataDir].filter((dir) => dir && existsSync(dir))).toEqual([]);
     console.log(`TLS tests: keys exported with ${m?.keyExport}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}`);
   });
 

@@ -150,6 +150,7 @@ export interface TlsZkServer {
   readonly port: number;
   readonly connectString: string;
   readonly dataDir: string;
+  /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
 }
 
@@ -207,11 +208,14 @@ export async function startTlsZkServer(materials: TlsMaterials, clientAuth: 'nee
     running = false;
   });
   const stop = async (): Promise<void> => {
-    if (!running) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    if (running) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    // makeDataDir's own clean-up runs at process exit, which a Vitest worker may not reach.
+    rmSync(dataDir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 30_000;
   for (;;) {
