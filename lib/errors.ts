@@ -116,14 +116,35 @@ export class ZkConnectionError extends ZkLockError {
   constructor(
     readonly connectionString: string,
     detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; advice?: string },
   ) {
     super(
       `Could not connect to ZooKeeper at ${shown(connectionString)}: ${detail}. ` +
-        'Check that the servers are running and reachable from this host (try `echo srvr | nc HOST PORT`), ' +
-        'and that connectionString is a comma-separated list of host:port pairs.',
-      options,
+        (options?.advice ??
+          'Check that the servers are running and reachable from this host (try `echo srvr | nc HOST PORT`), ' +
+            'and that connectionString is a comma-separated list of host:port pairs.'),
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
+  }
+}
+
+/**
+ * Start-up failed on TLS: a server's certificate is not trusted (`server-not-trusted`), a server
+ * refused this client's certificate or wanted one (`client-refused`), the `tls` option points at a
+ * port that does not speak TLS (`not-tls`), or a port that speaks TLS only was reached without it
+ * (`tls-required`). Found by a TLS handshake the library makes itself (the C client retries a
+ * failed handshake forever and says nothing), within connectTimeoutMs. A ZkConnectionError.
+ */
+export class ZkTlsError extends ZkConnectionError {
+  constructor(
+    connectionString: string,
+    /** The server (`host:port`) whose handshake failed. */
+    readonly server: string,
+    readonly failure: 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required',
+    detail: string,
+    advice: string,
+  ) {
+    super(connectionString, `TLS with ${server} failed (${failure}: ${detail})`, { advice });
   }
 }
 

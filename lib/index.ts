@@ -39,6 +39,7 @@ export {
   LockNotHeldError,
   InvalidResourceNameError,
   ZkConnectionError,
+  ZkTlsError,
   ZkNativeAddonError,
   ZkRollbackError,
   InvalidOptionsError,
@@ -52,6 +53,7 @@ export type { LockLossReason } from './errors.js';
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection.js';
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+export type { ZkTlsOptions, ZkTlsFailure } from './zookeeper/zk-tls.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
 export { FairLock, ReadWriteLock, Semaphore, QueueLock, MAX_PERMITS } from './recipes/queue-lock.js';
 export { SimpleLock } from './recipes/simple-lock.js';

@@ -121,6 +121,8 @@ export interface LockSessionInfo {
   readonly sessionTimeoutMs: number | undefined;
   /** What talks to the server: `nestjs-zk-lock` (this package's native addon, on every real connection) or `in-memory` (the testing kit). */
   readonly addon: 'nestjs-zk-lock' | 'in-memory';
+  /** Whether the connection to ZooKeeper uses TLS (the `tls` option). */
+  readonly tls: boolean;
   /** Locks this LockService holds through ZooKeeper right now (reentrant joins not counted). */
   readonly heldLocks: number;
 }

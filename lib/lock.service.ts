@@ -265,6 +265,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       sessionId: this.connection.sessionId,
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
       addon: this.connection.addon,
+      tls: this.connection.tls,
       heldLocks: this.shutdown.heldCount,
     };
   }

@@ -2,7 +2,12 @@
 # native/install.cjs builds into c-client/ first (from the zookeeper package's sources), then runs this.
 {
   "variables": {
-    "zk_client_dir": "<(module_root_dir)/c-client"
+    "zk_client_dir": "<(module_root_dir)/c-client",
+    # 1 when install.cjs built the C client with TLS (see its TLS comment): the addon is then compiled
+    # with HAVE_OPENSSL_H against Node's own OpenSSL headers (node-gyp puts <nodedir>/include/node on
+    # the include path) and, on purpose, NOT linked with -lssl/-lcrypto: SSL_* stay undefined here
+    # and resolve at load time from the OpenSSL the node executable carries and exports.
+    "zk_tls": "<!(node -p \"try { require('./c-client/nestjs-zk-lock-build.json').tls ? 1 : 0 } catch { 0 }\")"
   },
   "targets": [
     {
@@ -17,6 +22,7 @@
       "cflags": ["-O2", "-w"],
       "cflags_cc": ["-O2", "-w"],
       "conditions": [
+        ["zk_tls==1", { "defines": ["HAVE_OPENSSL_H"] }],
         [
           "OS==\"mac\"",
           {

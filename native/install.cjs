@@ -172,11 +172,122 @@ function run(what, command, args, options) {
 }
 
 const clientLibrary = path.join(clientDir, '.libs', 'libzookeeper_st.la');
-if (!fs.existsSync(clientLibrary)) {
+
+// --- TLS: the C client is built with OpenSSL, taken from the Node.js process itself ---------------
+//
+// Node.js (the official binaries, as in the node:20 / node:22 images, and builds like it) links
+// OpenSSL 3 statically and exports its SSL_* / ERR_* / ... symbols from the `node` executable; its
+// OpenSSL headers ship with Node's own headers, in <nodedir>/include/node/openssl. So the C client
+// is compiled against those headers (CPPFLAGS below, HAVE_OPENSSL_H), and neither it nor the addon is
+// linked with -lssl/-lcrypto: the addon's SSL_* references stay undefined in zk_native.node and
+// resolve, when Node loads it, against the OpenSSL already in the process (the one Node's own `tls`
+// uses). No libssl-dev is needed, and no second OpenSSL is loaded. configure's library check
+// (AC_CHECK_LIB(ssl, SSL_CTX_new), which would need a libssl to link a test program against) is
+// answered through its cache variable; its header check runs for real, against Node's headers.
+// A Node built against a shared system libssl (some distributions' packages) also works: the symbols
+// are then in the process through that library.
+//
+// The C client's TLS handshake (init_ssl_for_socket) loops on select() until SSL_connect finishes,
+// with no deadline, on the thread that drives it: Node's event loop here. A server that accepts the
+// connection but never answers the handshake would freeze the process. patchHandshake() makes the
+// handshake non-blocking (SSL_connect is resumed on each readiness event, the poll asks for the
+// direction OpenSSL wants) and bounded by the C client's connect timeout, as a plain connect is; it
+// also lets the client certificate be absent (the C client insisted on one).
+// When Node's OpenSSL headers are missing, or the patch does not apply to these C sources, the C
+// client is built without TLS; the `tls` option is then refused at connect with a clear error.
+const buildStamp = path.join(clientDir, 'nestjs-zk-lock-build.json');
+const BUILD_VERSION = 4; // bump when the way the C client is configured or patched changes
+
+function nodeOpenSslHeaders() {
+  const nodedir = process.env.npm_config_nodedir || path.resolve(path.dirname(process.execPath), '..');
+  const include = path.join(nodedir, 'include', 'node');
+  return fs.existsSync(path.join(include, 'openssl', 'ssl.h')) ? include : undefined;
+}
+
+/** Each [from, to] must match exactly once in src/zookeeper.c; returns false (nothing written) otherwise. */
+function patchHandshake() {
+  const file = path.join(clientDir, 'src', 'zookeeper.c');
+  let source = fs.readFileSync(file, 'utf8');
+  const edits = [
+    // init_ssl_for_socket: for the handler's own socket (fail_on_error), hand the wait back to the
+    // event loop instead of select()ing until the server answers.
+    [
+      'static int init_ssl_for_socket(zsock_t *fd, zhandle_t *zh, int fail_on_error) {\n',
+      '#define NZL_SSL_IN_PROGRESS 1 /* nestjs-zk-lock: handshake under way, resumed on the next event */\n' +
+        'static int init_ssl_for_socket(zsock_t *fd, zhandle_t *zh, int fail_on_error) {\n',
+    ],
+    [
+      '            rc = select(sock + 1, &s_rfds, &s_wfds, NULL, &tv);\n',
+      '            if (fail_on_error) return NZL_SSL_IN_PROGRESS;\n            rc = select(sock + 1, &s_rfds, &s_wfds, NULL, &tv);\n',
+    ],
+    // init_ssl_for_socket: a client certificate is optional (the server may not ask for one); the C
+    // client loaded cert and key unconditionally and failed on "(null)" without them.
+    [
+      '        /*CLIENT CA FILE (With Certificate Chain)*/\n',
+      '        if (fd->cert->cert != NULL && fd->cert->key != NULL) { /* nestjs-zk-lock: optional */\n        /*CLIENT CA FILE (With Certificate Chain)*/\n',
+    ],
+    ['        /*MULTIPLE HANDSHAKE*/\n', '        }\n        /*MULTIPLE HANDSHAKE*/\n'],
+    // zookeeper_interest, connect() done at once: no handshake here, check_events does it.
+    [
+      '                if (zh->fd->cert != NULL) {\n                    // We do SSL_connect() here\n                    if (init_ssl_for_handler(zh) != ZOK) {\n                        return ZSSLCONNECTIONERROR;\n                    }\n                }\n',
+      '                if (zh->fd->cert != NULL) {\n                    zh->state = ZOO_SSL_CONNECTING_STATE;\n                }\n',
+    ],
+    // zookeeper_interest: a handshake is timed out like any connect attempt ...
+    [
+      'if (recv_to <= 0 && zh->state != ZOO_SSL_CONNECTING_STATE) {',
+      'if (recv_to <= 0) {',
+    ],
+    // ... and polls for the direction OpenSSL waits on (writable only before it starts, or when it
+    // wants to write: an established socket is always writable, so asking for it would spin).
+    [
+      '            || zh->state == ZOO_SSL_CONNECTING_STATE) {\n            *interest |= ZOOKEEPER_WRITE;',
+      '            || (zh->state == ZOO_SSL_CONNECTING_STATE && !(zh->fd->ssl_sock && SSL_want_read(zh->fd->ssl_sock)))) {\n            *interest |= ZOOKEEPER_WRITE;',
+    ],
+    // check_events: resume the handshake on either event; return to the event loop while it is
+    // under way, and after it completes on a read (the connect request goes on the next write).
+    [
+      '    if ((events&ZOOKEEPER_WRITE) && (zh->state == ZOO_SSL_CONNECTING_STATE) && zh->fd->cert != NULL) {\n        int rc, error;',
+      '    if ((events&(ZOOKEEPER_WRITE|ZOOKEEPER_READ)) && (zh->state == ZOO_SSL_CONNECTING_STATE) && zh->fd->cert != NULL) {\n        int rc, error;',
+    ],
+    [
+      '        // We do SSL_connect() here\n        if (init_ssl_for_handler(zh) != ZOK) {\n            return ZSSLCONNECTIONERROR;\n        }\n    }\n#endif',
+      '        rc = init_ssl_for_handler(zh);\n        if (rc == NZL_SSL_IN_PROGRESS || (rc == ZOK && !(events&ZOOKEEPER_WRITE))) {\n            return ZOK;\n        }\n' +
+        '        if (rc != ZOK) {\n            /* a CA/cert/key file OpenSSL refused leaves the socket open: close it, or the poll spins */\n' +
+        '            if (zh->fd->sock != -1) {\n' +
+        '                return handle_socket_error_msg(zh, __LINE__, __func__, ZSSLCONNECTIONERROR, "could not set up TLS");\n' +
+        '            }\n            return ZSSLCONNECTIONERROR;\n        }\n    }\n#endif',
+    ],
+  ];
+  for (const [from, to] of edits) {
+    const at = source.indexOf(from);
+    if (at < 0 || source.indexOf(from, at + 1) >= 0) return false;
+    source = source.slice(0, at) + to + source.slice(at + from.length);
+  }
+  fs.writeFileSync(file, source);
+  return true;
+}
+
+function readStamp() {
+  try {
+    return JSON.parse(fs.readFileSync(buildStamp, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const stamp = readStamp();
+if (!fs.existsSync(clientLibrary) || !stamp || stamp.version !== BUILD_VERSION) {
   say('building the ZooKeeper C client (about 15 seconds)');
   fs.rmSync(clientDir, { recursive: true, force: true });
   fs.mkdirSync(clientDir);
   run('extract the C client', 'tar', ['-xzf', clientSources, '-C', clientDir, '--strip-components=1']);
+  const sslHeaders = nodeOpenSslHeaders();
+  let withoutTls = !process.versions.openssl
+    ? 'this Node.js has no OpenSSL (process.versions.openssl is unset), so there are no SSL_* symbols to take from it'
+    : sslHeaders
+      ? undefined
+      : 'this Node.js installation has no OpenSSL headers (include/node/openssl)';
+  if (!withoutTls && !patchHandshake()) withoutTls = "the C client's TLS handshake code is not the one this script knows how to make non-blocking";
   // As the zookeeper package configures it, but optimised (it builds with CFLAGS=-w, so -O0).
   run('configure the C client', './configure', [
     'CFLAGS=-w -O2',
@@ -184,11 +295,18 @@ if (!fs.existsSync(clientLibrary)) {
     '--disable-shared',
     '--with-pic',
     '--without-cppunit',
-    '--without-openssl',
+    // configure turns Cyrus SASL on by itself when libsasl2-dev is installed, and the addon would then
+    // need libsasl2 at load time: off, so the build is the same on every machine (see README, SASL).
+    '--without-sasl',
+    ...(withoutTls
+      ? ['--without-openssl']
+      : [`CPPFLAGS=-I${sslHeaders}`, '--with-openssl', 'ac_cv_lib_ssl_SSL_CTX_new=yes']),
     '--enable-silent-rules',
     '--quiet',
   ], { cwd: clientDir });
   run('make the C client', 'make', ['--no-print-directory', '--quiet', 'libzookeeper_st.la'], { cwd: clientDir });
+  if (withoutTls) say(`the C client is built without TLS: ${withoutTls}. The tls option will be refused.`);
+  fs.writeFileSync(buildStamp, JSON.stringify({ version: BUILD_VERSION, tls: !withoutTls, why: withoutTls }) + '\n');
 }
 
 const nodeGyp = findNodeGyp();

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { ZkTlsOptions } from '../zookeeper/zk-tls.js';
 
 /** A command line the CLI cannot run: the message says what to change. Exit code 2. */
 export class CliUsageError extends Error {
@@ -14,6 +15,8 @@ export interface InspectArgs {
   /** @default '/locks' */
   readonly root: string;
   readonly digest: string | undefined;
+  /** TLS files (--tls-ca, --tls-cert, --tls-key; the key's passphrase from ZK_LOCK_TLS_PASSPHRASE). */
+  readonly tls: ZkTlsOptions | undefined;
   readonly watch: boolean;
   /** Between refreshes (--watch) and the page's polls (--serve), in ms. @default 2000 */
   readonly intervalMs: number;
@@ -37,6 +40,11 @@ Options:
   --root <path>          root path of the locks (default: /locks)
   --digest <user:pass>   digest credential, if the lock paths need one to be read; the
                          ZK_LOCK_DIGEST environment variable keeps it out of the process list
+  --tls-ca <file>        TLS to the servers' secureClientPort: PEM of the CA that signed
+                         their certificates
+  --tls-cert <file>      with --tls-key: PEM client certificate, for servers that require one
+  --tls-key <file>       its PEM private key; ZK_LOCK_TLS_PASSPHRASE holds the passphrase of
+                         an encrypted one
   --watch                refresh until Ctrl+C
   --interval <ms>        refresh interval for --watch and --serve (default: 2000)
   --json                 print JSON instead of a table (one line per refresh with --watch)
@@ -60,6 +68,9 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
         connect: { type: 'string' },
         root: { type: 'string' },
         digest: { type: 'string' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
         watch: { type: 'boolean' },
         interval: { type: 'string' },
         json: { type: 'boolean' },
@@ -87,12 +98,25 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
     throw new CliUsageError('--interval needs --watch or --serve');
   }
   if (values.port !== undefined && !values.serve) throw new CliUsageError('--port needs --serve');
+  if ((values['tls-cert'] !== undefined || values['tls-key'] !== undefined) && values['tls-ca'] === undefined) {
+    throw new CliUsageError('--tls-cert and --tls-key need --tls-ca (the CA that signed the servers\' certificates)');
+  }
+  const passphrase = env.ZK_LOCK_TLS_PASSPHRASE || undefined;
   return {
     name: 'inspect',
     args: {
       connect: values.connect,
       root: values.root ?? DEFAULTS.root,
       digest: values.digest ?? (env.ZK_LOCK_DIGEST || undefined),
+      tls:
+        values['tls-ca'] === undefined
+          ? undefined
+          : {
+              ca: values['tls-ca'],
+              ...(values['tls-cert'] === undefined ? {} : { cert: values['tls-cert'] }),
+              ...(values['tls-key'] === undefined ? {} : { key: values['tls-key'] }),
+              ...(passphrase === undefined || values['tls-key'] === undefined ? {} : { passphrase }),
+            },
       watch: values.watch ?? false,
       intervalMs: integer(values.interval, '--interval', DEFAULTS.intervalMs, 100, 3_600_000),
       json: values.json ?? false,

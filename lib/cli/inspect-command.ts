@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
-import { InvalidOptionsError, ZkConnectionError, ZkLockError } from '../errors.js';
+import { InvalidOptionsError, ZkConnectionError, ZkLockError, ZkTlsError } from '../errors.js';
 import { PAGE_HEADERS, renderPage } from '../live-view/page.js';
 import { type LockViewData, toViewData } from '../live-view/view-model.js';
 import { inspectAll } from '../recipes/inspect-all.js';
@@ -25,10 +25,13 @@ export async function runInspect(args: InspectArgs, output: Output, stop: AbortS
   try {
     await connection.connect().catch((error: unknown) => {
       if (!(error instanceof ZkConnectionError)) throw error;
+      if (error instanceof ZkTlsError) throw new ZkUnreachableError(`${error.message} Here: check --tls-ca, --tls-cert and --tls-key.`);
       throw new ZkUnreachableError(`${error.message} Here: check --connect, or raise --timeout (now ${args.timeoutMs} ms) on a slow network.`);
     });
-    const read = async (): Promise<LockViewData> =>
-      toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) }));
+    const read = async (): Promise<LockViewData> => ({
+      ...toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) })),
+      tls: connection.tls,
+    });
     if (args.serve) return await serve(args, read, output, stop);
     if (!args.watch) {
       const view = await read();
@@ -49,9 +52,12 @@ function open(args: InspectArgs): { connection: ZkConnection; runtime: RecipeRun
       connectionString: args.connect,
       connectTimeoutMs: args.timeoutMs,
       ...(args.digest === undefined ? {} : { digest: args.digest }),
+      ...(args.tls === undefined ? {} : { tls: args.tls }),
     });
   } catch (error) {
-    const flag = error instanceof InvalidOptionsError && error.option === 'digest' ? '--digest' : '--connect';
+    const option = error instanceof InvalidOptionsError ? error.option : '';
+    const flag =
+      option === 'digest' ? '--digest' : option === 'tls.passphrase' ? 'ZK_LOCK_TLS_PASSPHRASE' : option.startsWith('tls') ? `--tls-${option.slice(4) || 'ca'}` : '--connect';
     throw new CliUsageError(`Bad ${flag}: ${messageOf(error)}`);
   }
   try {

@@ -36,7 +36,7 @@ export function formatTable(view: LockViewData): string {
 /** The header line above a table. */
 export function formatHeading(view: LockViewData): string {
   const count = view.locks.length === 1 ? '1 lock' : `${view.locks.length} locks`;
-  return `${count} under ${printable(view.rootPath)}, read at ${view.readAt}`;
+  return `${count} under ${printable(view.rootPath)}, read at ${view.readAt}${view.tls ? ' over TLS' : ''}`;
 }
 
 function printable(text: string): string {

@@ -48,6 +48,7 @@ export class ZkLockHealthIndicator {
       sessionTimeoutMs: info.sessionTimeoutMs ?? null,
       heldLocks: info.heldLocks,
       addon: info.addon,
+      tls: info.tls,
     };
     const up = info.state === 'connected' || (info.state === 'suspended' && !options.downWhenSuspended);
     return up ? indicator.up(details) : indicator.down(details);

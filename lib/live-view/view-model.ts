@@ -9,6 +9,8 @@ export interface LockViewData {
   readonly rootPath: string;
   /** When ZooKeeper was read (ISO 8601, the reading process's clock). */
   readonly readAt: string;
+  /** Whether the reading connection uses TLS (the `tls` option); absent when the reader does not say. */
+  readonly tls?: boolean;
   readonly locks: LockViewEntry[];
 }
 

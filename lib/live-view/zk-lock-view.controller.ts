@@ -55,7 +55,7 @@ export function createViewController(options: ResolvedViewOptions): Type<unknown
     @Header('Cache-Control', 'no-store')
     async data(): Promise<LockViewData> {
       try {
-        return toViewData(await this.locks!.inspectAll({ signal: AbortSignal.timeout(options.readTimeoutMs) }));
+        return { ...toViewData(await this.locks!.inspectAll({ signal: AbortSignal.timeout(options.readTimeoutMs) })), tls: this.locks!.sessionInfo().tls };
       } catch (error) {
         throw new ServiceUnavailableException(
           `Could not read the locks from ZooKeeper: ${error instanceof Error ? error.message : String(error)}`,

@@ -114,6 +114,8 @@ export interface NativeConfig {
   response_counter_limit?: number;
   client_id?: string;
   client_password?: string;
+  /** TLS: "ca,cert,key,passphrase" (PEM paths, the last three optional) for zookeeper_init_ssl. */
+  cert?: string;
 }
 
 interface NativeModule {

@@ -1,4 +1,4 @@
-import { InvalidOptionsError, shown, ZkConnectionError } from '../errors.js';
+import { InvalidOptionsError, shown, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
@@ -9,6 +9,7 @@ import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
+import { type CheckedTls, checkTls, probeTls, TLS_ADVICE, type ZkTlsOptions } from './zk-tls.js';
 
 /** Options of one ZooKeeper connection. */
 export interface ZkConnectionOptions {
@@ -54,6 +55,15 @@ export interface ZkConnectionOptions {
    * @default undefined (no identity: lock paths are created open)
    */
   digest?: string;
+  /**
+   * TLS to the servers' `secureClientPort`: PEM file paths (no commas), checked at construction
+   * (readable, parseable, key matching cert, passphrase right) with InvalidOptionsError. Start-up
+   * fails with ZkTlsError, within connectTimeoutMs, when a server's certificate is not signed by
+   * `ca`, a server refuses the client, or the port does not speak TLS (and, without this option,
+   * when the port speaks TLS only). Needs an addon built with TLS (the default build; see README).
+   * @default undefined (plain TCP)
+   */
+  tls?: ZkTlsOptions;
 }
 
 /**
@@ -104,6 +114,8 @@ export class ZkConnection implements ZkLockConnection {
   readonly clientLogLevel: ClientLogLevel;
   /** The digest credential, if any (never logged). */
   readonly digest: string | undefined;
+  /** The TLS files, checked (undefined: plain TCP). */
+  private readonly tlsFiles: CheckedTls | undefined;
   private client: NativeClient | undefined;
   private current: ZkSession | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
@@ -131,6 +143,7 @@ export class ZkConnection implements ZkLockConnection {
     this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
+    this.tlsFiles = checkTls(options.tls);
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
@@ -149,6 +162,11 @@ export class ZkConnection implements ZkLockConnection {
   /** What talks to the server: always this package's native addon (see native-client.ts). */
   get addon(): 'nestjs-zk-lock' {
     return 'nestjs-zk-lock';
+  }
+
+  /** Whether the connection uses TLS (the `tls` option). */
+  get tls(): boolean {
+    return this.tlsFiles !== undefined;
   }
 
   /** Negotiated session timeout of the current session, in ms. */
@@ -221,8 +239,12 @@ export class ZkConnection implements ZkLockConnection {
       this.connecting = undefined;
       throw error;
     }
+    // The C client retries a failed TLS handshake forever and says nothing: a handshake of our own
+    // tells a misconfiguration (or a TLS port reached without tls) from a slow server, in time.
+    const probes = new AbortController();
+    const tlsFailure = this.probeServers(probes.signal);
     try {
-      const session = await this.session(timeout.signal);
+      const session = await Promise.race([this.session(timeout.signal), tlsFailure]);
       const granted = (session as ZkSession).timeoutMs;
       if (this.leaseMarginMs !== undefined && granted - this.leaseMarginMs < granted * MIN_LEASE_SHARE) {
         this.close();
@@ -239,10 +261,35 @@ export class ZkConnection implements ZkLockConnection {
       client?.close();
       this.connecting = undefined;
       this.started = false;
+      if (error instanceof ZkTlsError) throw error;
       throw new ZkConnectionError(this.connectionString, `no server answered within ${this.connectTimeoutMs} ms`);
     } finally {
       clearTimeout(timer);
+      probes.abort();
     }
+  }
+
+  /**
+   * Rejects with ZkTlsError when a TLS probe of a server (see probeTls) finds a definite failure;
+   * otherwise never settles. With `tls`, every server is probed at once; without, only if no session
+   * is up after half the connect timeout, and only to ask whether the port speaks TLS only.
+   */
+  private probeServers(signal: AbortSignal): Promise<never> {
+    return new Promise<never>((_, reject) => {
+      const hosts = serversOf(this.resolved);
+      const probeAll = (budgetMs: number): void => {
+        for (const { host, port } of hosts) {
+          void probeTls(host, port, this.tlsFiles, budgetMs, signal).then((result) => {
+            if (result.outcome !== 'failed' || signal.aborted) return;
+            const server = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+            reject(new ZkTlsError(this.connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]));
+          });
+        }
+      };
+      if (this.tlsFiles) return probeAll(this.connectTimeoutMs);
+      const later = setTimeout(() => probeAll(Math.max(1, this.connectTimeoutMs / 2)), this.connectTimeoutMs / 2);
+      signal.addEventListener('abort', () => clearTimeout(later), { once: true });
+    });
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
@@ -262,6 +309,8 @@ export class ZkConnection implements ZkLockConnection {
       // connect string is down: live sessions were declared expired and fresh handles never got to
       // the servers that were up. Session loss is this class's decision (see the lost timer).
       response_counter_limit: NEVER_GIVE_UP,
+      // zookeeper_init_ssl's "ca,cert,key,passphrase" (checked: no commas in the parts).
+      ...(this.tlsFiles && { cert: this.tlsFiles.initString }),
     };
     const client = new Native(config);
     let session: ZkSession | undefined = resume?.session;
@@ -296,7 +345,17 @@ export class ZkConnection implements ZkLockConnection {
       if (session) this.declareLost(session, why, code === -112 ? 'session-expired' : 'ended');
       else this.replaceHandle();
     });
-    const started = client.native.init(config);
+    let started: unknown;
+    try {
+      started = client.native.init(config);
+    } catch (error) {
+      if (!config.cert) throw error;
+      throw new ZkNativeAddonError(
+        `it was built without TLS, which the tls option needs (${(error as Error).message}; native/c-client/nestjs-zk-lock-build.json says why: ` +
+          'this Node.js had no OpenSSL headers in include/node/openssl, or the C client sources were not the ones the install script can make ' +
+          'non-blocking). Rebuild it with `npm rebuild nestjs-zk-lock` under a Node.js that has them (the official builds do)',
+      );
+    }
     if (started instanceof Error) {
       throw new ZkConnectionError(this.connectionString, `the ZooKeeper client refused it (${started.message})`, {
         cause: started,
@@ -458,6 +517,15 @@ function validateConnectionString(value: unknown): string {
     }
   }
   return trimmed;
+}
+
+/** The `host:port` entries of a (resolved) connect string, without brackets around IPv6 addresses. */
+function serversOf(connectionString: string): { host: string; port: number }[] {
+  const slash = connectionString.indexOf('/');
+  return (slash < 0 ? connectionString : connectionString.slice(0, slash)).split(',').map((entry) => {
+    const colon = entry.lastIndexOf(':');
+    return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
+  });
 }
 
 /** A connection's state from whether it was closed and its current session (the native and the in-memory one). */

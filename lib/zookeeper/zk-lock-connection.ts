@@ -17,6 +17,8 @@ export interface ZkLockConnection {
    * connection uses) or `in-memory` (the testing kit's server).
    */
   readonly addon: 'nestjs-zk-lock' | 'in-memory';
+  /** Whether the connection to the servers uses TLS (the `tls` option); false in memory. */
+  readonly tls: boolean;
   /** The digest credential `user:password` added to every session, if any. */
   readonly digest: string | undefined;
   /** The state of the current session, or `closed`. */

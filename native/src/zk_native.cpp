@@ -476,7 +476,7 @@ public:
         }
     }
 
-    inline bool realInit (const char* hostPort, int session_timeout, clientid_t *client_id) {
+    inline bool realInit (const char* hostPort, int session_timeout, clientid_t *client_id, const char* cert) {
         if (zhandle) {
             // In case this is not the first call to realInit,
             // stop the current timer and skip re-initializing the timer
@@ -484,7 +484,13 @@ public:
         }
 
         myid = *client_id;
+#ifdef HAVE_OPENSSL_H
+        // TLS: cert is "ca,cert,key[,passphrase]" (PEM file paths), as zookeeper_init_ssl parses it.
+        zhandle = cert ? zookeeper_init_ssl(hostPort, cert, main_watcher, session_timeout, &myid, this, 0)
+                       : zookeeper_init(hostPort, main_watcher, session_timeout, &myid, this, 0);
+#else
         zhandle = zookeeper_init(hostPort, main_watcher, session_timeout, &myid, this, 0);
+#endif
         if (!zhandle) {
             LOG_ERROR("zookeeper_init returned 0!");
             return false;
@@ -543,7 +549,12 @@ public:
             zk->responseCounterLimit = response_counter_limit;
         }
 
-        if (!zk->realInit(*_hostPort, session_timeout, &local_client)) {
+        Local<Value> v8v_cert = toLocalVal(arg, LOCAL_STRING("cert"));
+#ifndef HAVE_OPENSSL_H
+        THROW_IF_NOT(v8v_cert->IsUndefined(), "ZK init: this addon was built without TLS support");
+#endif
+        Nan::Utf8String _cert(v8v_cert);
+        if (!zk->realInit(*_hostPort, session_timeout, &local_client, v8v_cert->IsUndefined() ? NULL : *_cert)) {
             RETURN_VALUE(info, Nan::ErrnoException(errno, "zookeeper_init", "failed to init", __FILE__));
         } else {
             RETURN_THIS(info);

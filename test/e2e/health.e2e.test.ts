@@ -104,6 +104,7 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       sessionTimeoutMs: 4000,
       heldLocks: 1,
       addon: 'nestjs-zk-lock',
+      tls: false,
     });
     expect(text).not.toContain('s3cret');
     expect((await get('/health')).body.info?.zookeeper?.heldLocks).toBe(0);

@@ -83,6 +83,8 @@ export class InMemoryConnection implements ZkLockConnection {
 
   /** No addon: the in-memory server. */
   readonly addon = 'in-memory';
+  /** No network, so no TLS. */
+  readonly tls = false;
 
   /** The in-memory server grants what was asked. */
   get negotiatedSessionTimeoutMs(): number | undefined {

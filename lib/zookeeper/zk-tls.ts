@@ -1,0 +1,270 @@
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import { InvalidOptionsError, shown } from '../errors.js';
+
+/**
+ * TLS between this client and ZooKeeper (the servers' `secureClientPort`), as ZooKeeper's own
+ * clients take it: PEM files, by path. The C client reads them again at every (re)connect.
+ */
+export interface ZkTlsOptions {
+  /**
+   * Path of a PEM file with the certificate(s) of the CA that signed the servers' certificates (what
+   * the servers' `ssl.keyStore` holds is checked against it; host names are not checked, as
+   * ZooKeeper's C client does not). No comma in the path.
+   */
+  ca: string;
+  /**
+   * Path of a PEM file with this client's certificate (chain), for servers that ask for one
+   * (`ssl.clientAuth=need`, or `want`). Together with `key`. No comma in the path.
+   * @default undefined (no client certificate)
+   */
+  cert?: string;
+  /**
+   * Path of a PEM file with the private key of `cert`. Together with `cert`. No comma in the path.
+   * @default undefined (no client certificate)
+   */
+  key?: string;
+  /**
+   * Passphrase of an encrypted `key`. Only with `key`; no comma in it.
+   * @default undefined (the key is not encrypted)
+   */
+  passphrase?: string;
+}
+
+/** The TLS files, checked and read once at start-up (the probe uses the contents). */
+export interface CheckedTls {
+  readonly options: ZkTlsOptions;
+  /** What the binding passes to zookeeper_init_ssl: `ca[,cert,key[,passphrase]]`. */
+  readonly initString: string;
+  readonly ca: Buffer;
+  readonly cert: Buffer | undefined;
+  /** The private key's PEM, as read (decrypted with `options.passphrase`). */
+  readonly key: Buffer | undefined;
+}
+
+const FIELDS = ['ca', 'cert', 'key', 'passphrase'] as const;
+
+/**
+ * Checks the `tls` option at start-up, so that what the C client would only log (and retry
+ * forever) is an InvalidOptionsError that says what to fix.
+ * @throws InvalidOptionsError naming `tls` or `tls.<field>`.
+ */
+export function checkTls(value: unknown): CheckedTls | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidOptionsError('tls', `must be an object { ca, cert?, key?, passphrase? } of PEM file paths, got ${shown(value)}`);
+  }
+  const given = value as Record<string, unknown>;
+  for (const field of Object.keys(given)) {
+    if (!(FIELDS as readonly string[]).includes(field)) {
+      throw new InvalidOptionsError(`tls.${field}`, `is not a TLS option: the fields are ${FIELDS.join(', ')}`);
+    }
+  }
+  for (const field of FIELDS) {
+    const v = given[field];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '') throw new InvalidOptionsError(`tls.${field}`, `must be a non-empty string, got ${shown(v)}`);
+    if (v.includes(',')) {
+      throw new InvalidOptionsError(
+        `tls.${field}`,
+        `${field === 'passphrase' ? 'contains' : `${shown(v)} contains`} a comma, which the ZooKeeper C client cannot take: it receives ` +
+          '"ca,cert,key,passphrase" as one comma-separated string. ' +
+          (field === 'passphrase' ? 'Re-encrypt the key with a passphrase without commas' : 'Move or link the file to a path without commas'),
+      );
+    }
+  }
+  const options = given as unknown as ZkTlsOptions;
+  if (options.ca === undefined) {
+    throw new InvalidOptionsError('tls.ca', 'is required: the path of a PEM file with the CA certificate that signed the ZooKeeper servers\' certificates');
+  }
+  if ((options.cert === undefined) !== (options.key === undefined)) {
+    throw new InvalidOptionsError(
+      options.cert === undefined ? 'tls.cert' : 'tls.key',
+      'tls.cert and tls.key go together: give both (the client certificate and its private key, PEM files), or neither',
+    );
+  }
+  if (options.passphrase !== undefined && options.key === undefined) {
+    throw new InvalidOptionsError('tls.passphrase', 'is only used to decrypt tls.key: give tls.cert and tls.key too, or drop it');
+  }
+  const ca = readPem('tls.ca', options.ca);
+  try {
+    new X509Certificate(ca);
+  } catch (error) {
+    throw new InvalidOptionsError('tls.ca', `${shown(options.ca)} holds no PEM certificate (${(error as Error).message}): give the CA certificate in PEM ("-----BEGIN CERTIFICATE-----"); from a Java truststore: keytool -exportcert -rfc`);
+  }
+  let cert: Buffer | undefined;
+  let key: Buffer | undefined;
+  if (options.cert !== undefined && options.key !== undefined) {
+    cert = readPem('tls.cert', options.cert);
+    let certificate: X509Certificate;
+    try {
+      certificate = new X509Certificate(cert);
+    } catch (error) {
+      throw new InvalidOptionsError('tls.cert', `${shown(options.cert)} holds no PEM certificate (${(error as Error).message})`);
+    }
+    key = readPem('tls.key', options.key);
+    if (options.passphrase === undefined && /ENCRYPTED/.test(key.toString('latin1'))) {
+      throw new InvalidOptionsError('tls.passphrase', `is missing: ${shown(options.key)} is an encrypted private key; give its passphrase (or decrypt the key)`);
+    }
+    let privateKey: KeyObject;
+    try {
+      privateKey = createPrivateKey({ key, format: 'pem', ...(options.passphrase === undefined ? {} : { passphrase: options.passphrase }) });
+    } catch (error) {
+      const message = (error as Error).message;
+      throw new InvalidOptionsError(
+        'tls.key',
+        `${shown(options.key)} could not be read as a PEM private key (${message}): ` +
+          (options.passphrase === undefined ? 'if it is encrypted, give tls.passphrase' : 'check tls.passphrase, and that the file is a PEM private key'),
+      );
+    }
+    if (!certificate.checkPrivateKey(privateKey)) {
+      throw new InvalidOptionsError('tls.key', `${shown(options.key)} is not the private key of the certificate in ${shown(options.cert)}: give the pair that belongs together`);
+    }
+  }
+  const initString = [options.ca, options.cert, options.key, options.passphrase].filter((part) => part !== undefined).join(',');
+  return { options: { ...options }, initString, ca, cert, key };
+}
+
+function readPem(option: string, path: string): Buffer {
+  try {
+    if (!statSync(path).isFile()) throw new Error('not a regular file');
+    accessSync(path, constants.R_OK);
+    return readFileSync(path);
+  } catch (error) {
+    throw new InvalidOptionsError(
+      option,
+      `${shown(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): give the path of a PEM file this process may read ` +
+        '(relative paths are from the working directory, ' + shown(process.cwd()) + ')',
+    );
+  }
+}
+
+/** What a TLS probe of one server found. */
+export type TlsProbeResult =
+  | { readonly outcome: 'ok' }
+  /** Nothing to conclude (refused, unreachable, too slow): the C client's own retries decide. */
+  | { readonly outcome: 'inconclusive'; readonly detail: string }
+  | { readonly outcome: 'failed'; readonly failure: ZkTlsFailure; readonly detail: string };
+
+/**
+ * Why a TLS start-up failed:
+ * - `server-not-trusted`: the server's certificate is not signed by `tls.ca` (or has expired, ...);
+ * - `client-refused`: the server refused this client's certificate, or wanted one and got none;
+ * - `not-tls`: `tls` is set but the port does not speak TLS (a plain clientPort?);
+ * - `tls-required`: `tls` is not set but the port speaks TLS only (a secureClientPort).
+ */
+export type ZkTlsFailure = 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required';
+
+/** How long a probe waits, after its handshake, for the server to refuse the client's certificate (TLS 1.3 does it then). */
+const REFUSAL_GRACE_MS = 300;
+
+/**
+ * A TLS handshake with `host:port` through Node's own TLS (the same OpenSSL the C client uses in
+ * this process), to tell a misconfiguration from a slow server: the C client retries a failed
+ * handshake forever and reports nothing. With `tls`, it checks what the C client checks: the chain
+ * against `tls.ca` (no host name). The C client also trusts OpenSSL's default verify paths (the
+ * system's CAs): a chain `tls.ca` does not verify is tried once more with Node's bundled root CAs
+ * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
+ * event loop). Without `tls` (undefined), it only asks whether the port speaks TLS.
+ */
+export async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+  const started = Date.now();
+  const result = await handshake(host, port, tls, false, timeoutMs, signal);
+  if (result.outcome !== 'failed' || result.failure !== 'server-not-trusted' || signal?.aborted) return result;
+  const again = await handshake(host, port, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+  return again.outcome === 'failed' && again.failure === 'server-not-trusted' ? result : { outcome: 'inconclusive', detail: `${result.detail}; trusted with the default root CAs` };
+}
+
+function handshake(host: string, port: number, tls: CheckedTls | undefined, withRoots: boolean, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+  return new Promise((resolve) => {
+    let socket: TLSSocket | undefined;
+    let tcpConnected = false;
+    let handshook = false;
+    let settled = false;
+    const finish = (result: TlsProbeResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      signal?.removeEventListener('abort', onAbort);
+      socket?.destroy();
+      resolve(result);
+    };
+    const onAbort = (): void => finish({ outcome: 'inconclusive', detail: 'aborted' });
+    const timer = setTimeout(() => finish({ outcome: 'inconclusive', detail: `no TLS answer within ${timeoutMs} ms` }), timeoutMs);
+    let grace: NodeJS.Timeout | undefined;
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      socket = tlsConnect({
+        host,
+        port,
+        ...(tls
+          ? {
+              ca: withRoots ? [tls.ca, ...rootCertificates] : tls.ca,
+              ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key, passphrase: tls.options.passphrase } : {}),
+              rejectUnauthorized: true,
+            }
+          : { rejectUnauthorized: false }),
+        checkServerIdentity: () => undefined,
+      });
+    } catch (error) {
+      return finish({ outcome: 'inconclusive', detail: (error as Error).message });
+    }
+    socket.once('connect', () => {
+      tcpConnected = true;
+    });
+    socket.once('secureConnect', () => {
+      handshook = true;
+      if (!tls) return finish({ outcome: 'failed', failure: 'tls-required', detail: 'the port completed a TLS handshake: it is a TLS port' });
+      // The server may still refuse the client's certificate (TLS 1.3 does it after the handshake).
+      grace = setTimeout(() => finish({ outcome: 'ok' }), REFUSAL_GRACE_MS);
+    });
+    socket.on('data', () => finish({ outcome: 'ok' }));
+    socket.once('error', (error: NodeJS.ErrnoException) => finish(classify(error, tls !== undefined, tcpConnected, handshook)));
+    socket.once('close', () => {
+      if (handshook) finish(tls ? { outcome: 'failed', failure: 'client-refused', detail: 'the server closed the connection right after the TLS handshake' } : { outcome: 'ok' });
+      else if (tcpConnected) finish(classifyClosed(tls !== undefined));
+      else finish({ outcome: 'inconclusive', detail: 'the connection closed' });
+    });
+  });
+}
+
+const VERIFY_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET_ISSUER|VERIFY)|ERR_TLS_CERT/;
+
+function classify(error: NodeJS.ErrnoException, withTls: boolean, tcpConnected: boolean, handshook: boolean): TlsProbeResult {
+  const code = error.code ?? '';
+  const detail = `${code ? `${code}: ` : ''}${error.message}`;
+  if (!tcpConnected) return { outcome: 'inconclusive', detail }; // refused, unreachable: the C client retries
+  const alert = /ALERT/.test(code);
+  if (!withTls) {
+    // A TLS alert (the server wanted a client certificate, ...) is an answer in TLS all the same.
+    return alert || handshook ? { outcome: 'failed', failure: 'tls-required', detail: `the port answered in TLS (${detail})` } : { outcome: 'inconclusive', detail };
+  }
+  if (alert) return { outcome: 'failed', failure: 'client-refused', detail };
+  if (VERIFY_CODES.test(code)) return { outcome: 'failed', failure: 'server-not-trusted', detail };
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || code === 'ECONNRESET' || /before secure TLS connection/.test(error.message)) {
+    return handshook ? { outcome: 'failed', failure: 'client-refused', detail } : { outcome: 'failed', failure: 'not-tls', detail };
+  }
+  return { outcome: 'inconclusive', detail };
+}
+
+function classifyClosed(withTls: boolean): TlsProbeResult {
+  return withTls
+    ? { outcome: 'failed', failure: 'not-tls', detail: 'the server closed the connection without answering the TLS handshake' }
+    : { outcome: 'inconclusive', detail: 'the connection closed' };
+}
+
+/** What to do about each failure, for ZkTlsError's message. */
+export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
+  'server-not-trusted':
+    "Give in tls.ca the CA certificate that signed the servers' certificates (their ssl.keyStore), in PEM; check that those have not expired.",
+  'client-refused':
+    "The server refused this client: give tls.cert and tls.key (a certificate signed by a CA in the servers' ssl.trustStore), " +
+    'or check that the one given is signed by it and has not expired.',
+  'not-tls':
+    "That port does not speak TLS: point connectionString at the servers' secureClientPort (serverCnxnFactory must be " +
+    'NettyServerCnxnFactory), or drop the tls option for a plain clientPort.',
+  'tls-required': "That port speaks TLS only (a secureClientPort): set the tls option (tls.ca at least), or connect to the servers' plain clientPort.",
+};

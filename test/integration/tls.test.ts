@@ -1,0 +1,296 @@
+import 'reflect-metadata';
+import { createServer, type Server, type Socket } from 'node:net';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TerminusModule } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZkLockHealthIndicator } from '../../lib/health/index.js';
+import {
+  FairLock,
+  InvalidOptionsError,
+  LockService,
+  RecipeRuntime,
+  ZkConnection,
+  ZkConnectionError,
+  ZkLockModule,
+  ZkTlsError,
+  type ZkConnectionOptions,
+} from '../../lib/index.js';
+import { loadNativeModule, type NativeClient } from '../../lib/zookeeper/native-client.js';
+import { parseCommand } from '../../lib/cli/args.js';
+import { runInspect } from '../../lib/cli/inspect-command.js';
+import { startZkServer, type ZkServer } from '../support/zk-server.js';
+import { eventLoopGaps, makeTlsMaterials, startTlsZkServer, type TlsMaterials, type TlsZkServer } from '../support/zk-tls.js';
+import { uniqueRoot } from '../support/zk-fixtures.js';
+
+/**
+ * The worst event-loop gap allowed while a TLS start-up fails. The C client's own handshake loop
+ * select()s for 1 s at a time, forever against a silent server; measured here, failures stay in the
+ * tens of ms (up to ~150 ms when the whole suite shares two CPUs), so this catches a blocking
+ * handshake without failing on a busy machine.
+ */
+const MAX_GAP_MS = 500;
+
+describe('TLS to a ZooKeeper that listens on a secureClientPort only (client certificates required)', () => {
+  let m: TlsMaterials;
+  let server: TlsZkServer;
+  let plain: ZkServer;
+  /** The same, but asking for no client certificate (ssl.clientAuth=none). */
+  let noClientAuth: TlsZkServer;
+  const opened: ZkConnection[] = [];
+  const gaps: Record<string, number> = {};
+
+  beforeAll(async () => {
+    m = makeTlsMaterials();
+    [server, plain, noClientAuth] = await Promise.all([startTlsZkServer(m), startZkServer(), startTlsZkServer(m, 'none')]);
+  });
+  afterAll(async () => {
+    for (const connection of opened) connection.close();
+    await Promise.all([server?.stop(), plain?.stop(), noClientAuth?.stop()]);
+    if (plain) rmSync(plain.dataDir, { recursive: true, force: true });
+    m?.remove();
+    expect([m?.dir, server?.dataDir, noClientAuth?.dataDir, plain?.dataDir].filter((dir) => dir && existsSync(dir))).toEqual([]);
+    console.log(`TLS tests: keys exported with ${m?.keyExport}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}`);
+  });
+
+  const good = () => ({ ca: m.ca, cert: m.clientCert, key: m.clientKey });
+  const connection = (options: Partial<ZkConnectionOptions>): ZkConnection => {
+    const c = new ZkConnection({ connectionString: server.connectString, sessionTimeoutMs: 2000, ...options });
+    opened.push(c);
+    return c;
+  };
+
+  /** Start-up that must fail: the error, how long it took, and the worst event-loop gap meanwhile. */
+  async function failingStart(name: string, options: Partial<ZkConnectionOptions>): Promise<{ error: unknown; ms: number }> {
+    const c = connection(options);
+    const gap = eventLoopGaps();
+    const started = performance.now();
+    const error = await c.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const ms = performance.now() - started;
+    gaps[name] = Math.round(gap.stop());
+    c.close();
+    expect(gaps[name]).toBeLessThan(MAX_GAP_MS);
+    return { error, ms };
+  }
+
+  it('baseline: the worst event-loop gap of an idle second on this machine (for comparison)', async () => {
+    const gap = eventLoopGaps();
+    await new Promise((r) => setTimeout(r, 1000));
+    gaps.idleBaseline = Math.round(gap.stop());
+  });
+
+  it('connects with a client certificate and takes and releases a fair lock', async () => {
+    const c = connection({ tls: good() });
+    await c.connect();
+    expect(c.tls).toBe(true);
+    const runtime = new RecipeRuntime(c, { rootPath: uniqueRoot('tls') });
+    const lock = new FairLock(runtime);
+    const held = await lock.acquire('tls-resource', { waitTimeoutMs: 5000 });
+    expect(held.fencingToken).toMatch(/^\d+$/);
+    expect(await lock.tryAcquire('tls-resource')).toBeNull(); // taken, and the queue in ZooKeeper says so
+    await held.release();
+    const again = await lock.acquire('tls-resource', { waitTimeoutMs: 5000 });
+    await again.release();
+  });
+
+  it('without a client certificate, to a server that asks for none (ssl.clientAuth=none): tls.ca alone', async () => {
+    const c = connection({ connectionString: noClientAuth.connectString, tls: { ca: m.ca } });
+    await c.connect();
+    const held = await new FairLock(c).acquire('no-client-cert', { waitTimeoutMs: 5000 });
+    await held.release();
+  });
+
+  it('an encrypted key with its passphrase works', async () => {
+    const c = connection({ tls: { ca: m.ca, cert: m.clientCert, key: m.clientKeyEncrypted, passphrase: m.passphrase } });
+    await c.connect();
+    expect(c.state).toBe('connected');
+  });
+
+  it('ZkLockModule with tls: LockService locks, sessionInfo() and the health indicator say tls: true', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ZkLockModule.forRoot({ connectionString: server.connectString, sessionTimeoutMs: 2000, shutdownGraceMs: 50, rootPath: uniqueRoot('tlsmod'), tls: good() }),
+        TerminusModule,
+      ],
+      providers: [ZkLockHealthIndicator],
+    }).compile();
+    const application = moduleRef.createNestApplication({ logger: false });
+    await application.init();
+    try {
+      const locks = application.get(LockService);
+      expect(await locks.withLock('report', (lock) => lock.fencingToken)).toMatch(/^\d+$/);
+      expect(locks.sessionInfo()).toMatchObject({ state: 'connected', tls: true, addon: 'nestjs-zk-lock' });
+      const health = application.get(ZkLockHealthIndicator).isHealthy('zookeeper');
+      expect(health.zookeeper).toMatchObject({ status: 'up', tls: true });
+    } finally {
+      await application.close();
+    }
+  });
+
+  it('the inspect CLI reads the locks over TLS and says so (--tls-ca/--tls-cert/--tls-key, passphrase from the environment)', async () => {
+    const command = parseCommand(
+      ['inspect', '--connect', server.connectString, '--root', uniqueRoot('tlscli'), '--tls-ca', m.ca, '--tls-cert', m.clientCert, '--tls-key', m.clientKeyEncrypted, '--timeout', '5000'],
+      { ZK_LOCK_TLS_PASSPHRASE: m.passphrase },
+    );
+    if (command.name !== 'inspect') throw new Error('not inspect');
+    let out = '';
+    await runInspect(command.args, { out: (t) => (out += t), err: (t) => (out += t) }, new AbortController().signal);
+    expect(out).toMatch(/^0 locks under \/test-.* over TLS/);
+    let json = '';
+    await runInspect({ ...command.args, json: true }, { out: (t) => (json += t), err: (t) => (json += t) }, new AbortController().signal);
+    expect(JSON.parse(json)).toMatchObject({ tls: true, locks: [] });
+  });
+
+  it('a wrong CA fails fast with ZkTlsError server-not-trusted', async () => {
+    const { error, ms } = await failingStart('wrongCa', { tls: { ...good(), ca: m.otherCa }, connectTimeoutMs: 8000 });
+    expect(error).toBeInstanceOf(ZkTlsError);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect(error).toMatchObject({ failure: 'server-not-trusted', server: server.connectString });
+    expect((error as Error).message).toMatch(/tls\.ca/);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('no client certificate, where the server requires one, fails with ZkTlsError client-refused', async () => {
+    const { error, ms } = await failingStart('noClientCert', { tls: { ca: m.ca }, connectTimeoutMs: 8000 });
+    expect(error).toBeInstanceOf(ZkTlsError);
+    expect(error).toMatchObject({ failure: 'client-refused' });
+    expect((error as Error).message).toMatch(/tls\.cert and tls\.key/);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('a client certificate the server does not trust fails with ZkTlsError client-refused', async () => {
+    const { error } = await failingStart('rogueClientCert', { tls: { ca: m.ca, cert: m.rogueCert, key: m.rogueKey }, connectTimeoutMs: 8000 });
+    expect(error).toMatchObject({ name: 'ZkTlsError', failure: 'client-refused' });
+  });
+
+  it('a plain connection to the TLS port fails within connectTimeoutMs with ZkTlsError tls-required', async () => {
+    const { error, ms } = await failingStart('plainToTls', { connectTimeoutMs: 3000 });
+    expect(error).toBeInstanceOf(ZkTlsError);
+    expect(error).toMatchObject({ failure: 'tls-required' });
+    expect((error as Error).message).toMatch(/set the tls option/);
+    expect(ms).toBeLessThan(3000 + 200);
+  });
+
+  it('TLS to a plain clientPort fails fast with ZkTlsError not-tls', async () => {
+    const { error, ms } = await failingStart('tlsToPlain', { connectionString: plain.connectString, tls: good(), connectTimeoutMs: 8000 });
+    expect(error).toBeInstanceOf(ZkTlsError);
+    expect(error).toMatchObject({ failure: 'not-tls' });
+    expect(ms).toBeLessThan(2000);
+  });
+
+  describe('a server that accepts connections and never answers', () => {
+    let silent: Server;
+    const sockets = new Set<Socket>();
+    beforeAll(async () => {
+      silent = createServer((socket) => {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+
+    it('start-up fails at connectTimeoutMs, and the handshake never blocks the event loop', async () => {
+      const port = (silent.address() as { port: number }).port;
+      const { error, ms } = await failingStart('silentServer', { connectionString: `127.0.0.1:${port}`, tls: good(), connectTimeoutMs: 2500 });
+      expect(error).toBeInstanceOf(ZkConnectionError);
+      expect(error).not.toBeInstanceOf(ZkTlsError);
+      expect(ms).toBeGreaterThanOrEqual(2400);
+      expect(ms).toBeLessThan(2500 + 300);
+    });
+
+    it('the C client alone (no probe) times a silent handshake out and tries again, without blocking', async () => {
+      const port = (silent.address() as { port: number }).port;
+      const client = nativeClient(`127.0.0.1:${port}`, `${m.ca},${m.clientCert},${m.clientKey}`, 600);
+      const gap = eventLoopGaps();
+      const before = sockets.size;
+      let accepted = 0;
+      silent.on('connection', () => (accepted += 1));
+      await new Promise((r) => setTimeout(r, 2500));
+      client.close();
+      gaps.nativeSilent = Math.round(gap.stop());
+      expect(gaps.nativeSilent).toBeLessThan(MAX_GAP_MS);
+      // Each attempt times out after two thirds of the 600 ms timeout and a new one begins.
+      expect(accepted + before).toBeGreaterThanOrEqual(2);
+    });
+  });
+
+  it('the C client alone, with a wrong CA, keeps failing the handshake without blocking and never connects', async () => {
+    const client = nativeClient(server.connectString, `${m.otherCa},${m.clientCert},${m.clientKey}`, 2000);
+    let connected = false;
+    client.on('connect', () => (connected = true));
+    const gap = eventLoopGaps();
+    await new Promise((r) => setTimeout(r, 2000));
+    client.close();
+    gaps.nativeWrongCa = Math.round(gap.stop());
+    expect(connected).toBe(false);
+    expect(gaps.nativeWrongCa).toBeLessThan(MAX_GAP_MS);
+  });
+
+  it('the C client alone connects with the right files (no probe involved)', async () => {
+    const client = nativeClient(server.connectString, `${m.ca},${m.clientCert},${m.clientKey}`, 2000);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no connect within 5 s')), 5000);
+        client.on('connect', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    } finally {
+      client.close();
+    }
+  });
+
+  describe('the tls option is checked at construction', () => {
+    const invalid = (tls: unknown): InvalidOptionsError => {
+      try {
+        new ZkConnection({ connectionString: '127.0.0.1:2181', tls: tls as never });
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidOptionsError);
+        return error as InvalidOptionsError;
+      }
+      throw new Error('no error');
+    };
+
+    it('commas, missing files, lone cert or key, passphrase without key, unknown fields', () => {
+      expect(invalid({ ca: `${m.dir}/a,b.pem` })).toMatchObject({ option: 'tls.ca', message: expect.stringMatching(/comma/) });
+      expect(invalid({ ...good(), passphrase: 'a,b' })).toMatchObject({ option: 'tls.passphrase', message: expect.stringMatching(/comma/) });
+      expect(invalid({ ca: join(m.dir, 'missing.pem') })).toMatchObject({ option: 'tls.ca', message: expect.stringMatching(/ENOENT/) });
+      expect(invalid({ ca: m.dir })).toMatchObject({ option: 'tls.ca' });
+      expect(invalid({ ca: m.ca, cert: m.clientCert })).toMatchObject({ option: 'tls.key', message: expect.stringMatching(/go together/) });
+      expect(invalid({ ca: m.ca, key: m.clientKey })).toMatchObject({ option: 'tls.cert' });
+      expect(invalid({ ca: m.ca, passphrase: 'x' })).toMatchObject({ option: 'tls.passphrase' });
+      expect(invalid({ cert: m.clientCert, key: m.clientKey })).toMatchObject({ option: 'tls.ca', message: expect.stringMatching(/required/) });
+      expect(invalid({ ...good(), keystore: 'x' })).toMatchObject({ option: 'tls.keystore' });
+      expect(invalid('yes')).toMatchObject({ option: 'tls' });
+    });
+
+    it('unreadable PEM, an encrypted key without or with a wrong passphrase, a key of another certificate', () => {
+      const notPem = join(m.dir, 'not.pem');
+      writeFileSync(notPem, 'hello');
+      expect(invalid({ ca: notPem })).toMatchObject({ option: 'tls.ca', message: expect.stringMatching(/PEM/) });
+      expect(invalid({ ca: m.ca, cert: m.clientCert, key: m.clientKeyEncrypted })).toMatchObject({ option: 'tls.passphrase' });
+      expect(invalid({ ca: m.ca, cert: m.clientCert, key: m.clientKeyEncrypted, passphrase: 'wrong' })).toMatchObject({ option: 'tls.key', message: expect.stringMatching(/passphrase/) });
+      expect(invalid({ ca: m.ca, cert: m.clientCert, key: m.rogueKey })).toMatchObject({ option: 'tls.key', message: expect.stringMatching(/not the private key/) });
+    });
+  });
+});
+
+/** The addon on its own, with zookeeper_init_ssl's string: no probe, no ZkConnection. */
+function nativeClient(connect: string, cert: string, timeout: number): NativeClient {
+  const Native = loadNativeModule();
+  const config = { connect, timeout, debug_level: 0, host_order_deterministic: true, response_counter_limit: 2_000_000_000, cert };
+  const client = new Native(config);
+  const started = client.native.init(config);
+  if (started instanceof Error) throw started;
+  return client;
+}
