@@ -161,7 +161,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     expect(JSON.parse(json)).toMatchObject({ tls: true, locks: [] });
   });
 
-  it('a wrong CA fails with ZkTlsError server-not-trusted (the probe'"'"'s verdict, not the timeout)', async () => {
+  it("a wrong CA fails with ZkTlsError server-not-trusted (the probe's verdict, not the timeout)", async () => {
     const { error } = await failingStart('wrongCa', { tls: { ...good(), ca: m.otherCa }, connectTimeoutMs: 8000 });
     expect(error).toBeInstanceOf(ZkTlsError);
     expect(error).toBeInstanceOf(ZkConnectionError);
