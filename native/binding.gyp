@@ -14,7 +14,7 @@
         "<(zk_client_dir)/generated",
         "<!(node -p \"require('node-addon-api').include_dir\")"
       ],
-      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "libraries": ["<(zk_client_dir)/.libs/libzookeeper_st.a"],
       "cflags": ["-O2", "-w"],
       "cflags_cc": ["-O2", "-w", "-fno-exceptions"],
