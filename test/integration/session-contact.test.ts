@@ -148,7 +148,7 @@ describe('session contact from the C client pings', () => {
     expect(values.length).toBeGreaterThanOrEqual(3);
     for (let i = 1; i < values.length; i++) expect(values[i]!).toBeGreaterThan(values[i - 1]!);
     // Each value is the send time of a ping that passed the proxy at or after it.
-    for (const value of values) expect(proxy.pingsSeen.some((seen) => seen >= value && seen - value < 250)).toBe(true);
+    for (const value of values) expect(proxy.pingsSeen.some((seen) => seen >= value && seen - value < 400)).toBe(true);
   });
 
   it('with replies held back so that two pings are outstanding, the value is the send time of the ping answered, not of a later one', async () => {
