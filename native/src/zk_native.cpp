@@ -37,9 +37,9 @@
  *   no watch, or when a_remove_data_watches removed it (upstream never freed it).
  * - Requests made while the handle closes (from a callback zookeeper_close runs) are refused with
  *   ZINVALIDSTATE instead of being queued on a handle being destroyed, where they were lost.
- * - JavaScript is called with MakeCallback in a new async context per call (the "node-zk:*"
- *   resources, as upstream's nan::AsyncResource did): AsyncLocalStorage sees the context of whatever
- *   runs the C client, as before (none, from the event loop). An exception thrown by a callback
+ * - JavaScript is called with MakeCallback, from the event loop in a new async context per call (the
+ *   "node-zk:*" resources, as upstream's Nan::AsyncResource did); AsyncLocalStorage sees no store in
+ *   the callbacks, as before, also in those run inside close() (see callJs). An exception thrown by a callback
  *   becomes an uncaught exception (napi_fatal_exception) when the C client ran from the event loop,
  *   and is thrown to the caller when it ran inside a call from JavaScript (close, a request).
  * - Per-environment state (instance data) and an async cleanup hook: when a worker thread or the
@@ -176,12 +176,21 @@ public:
 
     bool jsAllowed() const { return !data->tearing_down; }
 
-    // Calls fn(args) in a new async context named `resource` (as upstream's Nan::AsyncResource per
-    // call), with `recv` as this. An exception goes to the JavaScript caller when there is one
-    // (see JsCall), otherwise to the process as uncaught.
+    // Calls fn(args) with `recv` as this, through MakeCallback (so that process.nextTick callbacks
+    // and microtasks run after it, when it is the outermost call). AsyncLocalStorage sees no store
+    // there, as with upstream's nan binding (whose MakeCallback made `recv` the current resource):
+    // - from the event loop (the C client driven by libuv), in a new async context named
+    //   `resource` per call, as upstream's Nan::AsyncResource, created where there is no store;
+    // - inside a call from JavaScript (completions and the 'close' event that close() runs), in no
+    //   async context, whose resource is `recv`: a context created there would carry the caller's
+    //   store into the library's close handlers and whatever they start.
+    // An exception goes to the JavaScript caller when there is one (see JsCall), otherwise to the
+    // process as uncaught.
     void callJs(Napi::Function fn, napi_value recv, const std::vector<napi_value> &args, const char *resource) {
         Napi::Env env = Env();
-        {
+        if (js_depth > 0) {
+            fn.MakeCallback(recv, args, nullptr);
+        } else {
             Napi::AsyncContext context(env, resource);
             fn.MakeCallback(recv, args, context);
         }
