@@ -6,10 +6,7 @@
 # package's install script is denied, as the README says), then, under that Node.js, connects to a real
 # ZooKeeper and takes a lock (test/packaging/support/take-lock.mjs).
 #
-# While the addon is a nan addon (built for one NODE_MODULE_VERSION), this FAILS on every Node.js
-# other than the one that built it, with a ZkNativeAddonError saying which Node.js the binary needs;
-# after the port to Node-API (one binary for every Node.js with that Node-API version) it must pass.
-# Not part of `npm test`.
+# The addon is a Node-API addon (NAPI_VERSION 8): the one binary built here must load in each.
 #
 # usage: bash scripts/test-prebuilt-node-versions.sh [<major or version> ...]   (default: 22 24)
 #   TARBALL=path.tgz   test this tarball instead of packing the repository (`npm pack`, which runs

@@ -84,6 +84,15 @@ export interface NativeHandle {
    * or answers ZNOWATCHER (-121) when none is set.
    */
   a_remove_data_watches(path: string, cb: Done): number;
+  /**
+   * Session contact from the C client's own pings (sent every third of the session timeout while
+   * idle): how long ago, in ms at this call (fractional, rounded up to the microsecond), the most
+   * recent ping the server answered on the current connection was sent, measured on CLOCK_MONOTONIC,
+   * the clock of performance.now(); -1 when no ping was answered since the client (re)connected.
+   * When several pings were outstanding, the send time of the oldest stands for the one answered, so
+   * this is never shorter than the answered ping's true age. Use {@link pingAnsweredAt}.
+   */
+  ping_answered_age(): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;
@@ -95,10 +104,22 @@ export interface NativeHandle {
 }
 
 /**
+ * The send time, on performance.now()'s clock, of the most recent ping the server answered on the
+ * handle's current connection, or undefined when none was since it (re)connected. A safe lower
+ * bound: never later than that ping's true send time (performance.now() is read before the age, and
+ * the age is never short; see ping_answered_age).
+ */
+export function pingAnsweredAt(handle: Pick<NativeHandle, 'ping_answered_age'>): number | undefined {
+  const now = performance.now();
+  const age = handle.ping_answered_age();
+  return age < 0 ? undefined : now - age;
+}
+
+/**
  * The addon's handle as an EventEmitter for 'connect', 'connecting' and 'close', and for the default
  * watcher's node events ('changed', 'deleted', ...), emitted as (event, native handle, path).
  * Watches set with `a_get(path, true)` report there and leave nothing behind in the binding; a watch
- * function given to `aw_get` is never freed.
+ * function given to an `aw_*` method is kept until its watch fires, is removed, or the handle closes.
  */
 export interface NativeClient extends EventEmitter {
   native: NativeHandle;

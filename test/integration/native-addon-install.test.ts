@@ -77,7 +77,7 @@ describe('the install script', () => {
       cpSync(join(dir, '..', 'prebuilt-package', 'native', 'prebuilds'), join(dir, 'prebuilds'), { recursive: true });
       const result = install(dir, { PATH: pathWithoutCompilers() });
       expect(result.status).toBe(0);
-      expect(result.stdout.trim()).toMatch(/^nestjs-zk-lock: using the prebuilt native addon \(linux-x64 glibc >= [\d.]+, Node\.js \d+ \(NODE_MODULE_VERSION \d+\)\): nothing to build\.$/);
+      expect(result.stdout.trim()).toMatch(/^nestjs-zk-lock: using the prebuilt native addon \(linux-x64 glibc >= [\d.]+, Node-API \d+\): nothing to build\.$/);
       expect(existsSync(join(dir, 'build'))).toBe(false);
       expect(existsSync(join(dir, 'c-client'))).toBe(false);
     },
