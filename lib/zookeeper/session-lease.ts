@@ -9,6 +9,11 @@
  * expires sessions, only at its next ping (every half tick), and a follower cut off from the leader
  * goes on answering its clients for up to syncLimit ticks before it gives up.
  *
+ * The C client's own pings count too (`pingAnsweredAt`): a ping the server answered proves the same
+ * as any other answer, from its send time. The C client pings after a third of the session timeout
+ * with nothing sent, so they keep the lease by themselves only when it is longer than two thirds of
+ * the timeout (leaseMarginMs under a third, less the round trip).
+ *
  * While the session is in use (a lock held or waited for), the lease renews itself with a read
  * whenever no other answer came for half its length; when it runs out, its owner is told, and ends
  * the session: every holder hears of its loss before the server can have expired the session and
@@ -31,16 +36,33 @@ export class SessionLease {
     private readonly probe: () => Promise<unknown>,
     /** The lease ran out while in use; `silentMs` is how long since the last answered request was sent. */
     private readonly onExpired: (silentMs: number) => void,
+    /**
+     * The send time (`performance.now()`, never later than the true one) of the latest ping the
+     * server answered, or undefined when none was on the current connection.
+     */
+    private readonly pingAnsweredAt: () => number | undefined = () => undefined,
   ) {}
 
-  /** The `performance.now()` time until which the session's locks are safe; -Infinity before the first answer. */
+  /**
+   * The `performance.now()` time until which the session's locks are safe; -Infinity before the
+   * first answer. Looks at the pings only once the answers alone have run out.
+   */
   get validUntil(): number {
+    const until = this.lastContact + this.lengthMs;
+    if (this.ended || performance.now() < until) return until;
+    this.heardPing();
     return this.lastContact + this.lengthMs;
   }
 
   /** Whether the lease still runs now. */
   isValid(now = performance.now()): boolean {
     return now < this.validUntil;
+  }
+
+  /** Counts the latest answered ping as contact. */
+  private heardPing(): void {
+    const sentAt = this.pingAnsweredAt();
+    if (sentAt !== undefined) this.answered(sentAt);
   }
 
   /** A request sent at `sentAt` (`performance.now()`) was answered by the server. */
@@ -69,7 +91,7 @@ export class SessionLease {
   checkNow(): boolean {
     if (this.ended) return false;
     const now = performance.now();
-    if (now < this.validUntil) return true;
+    if (now < this.validUntil) return true; // (validUntil has looked at the pings)
     this.ended = true;
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -92,6 +114,7 @@ export class SessionLease {
   private check(): void {
     this.timer = undefined;
     if (this.ended || this.users === 0) return;
+    this.heardPing(); // a ping answered since the last look may make the read unneeded
     const now = performance.now();
     const until = this.validUntil;
     if (now >= until) {

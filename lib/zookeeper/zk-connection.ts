@@ -32,7 +32,10 @@ export interface ZkConnectionOptions {
    * ZooKeeper's sample configuration (tickTime 2000, syncLimit 5) from a 15 s session timeout up,
    * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
    * server needs only the little: its own answers prove the session alive. At most nine tenths of
-   * the session timeout.
+   * the session timeout. While a lock is held or waited for, the lease is renewed by any answer,
+   * the C client's pings included, and by a read of its own when nothing was answered for half the
+   * lease; with a margin under a third of the session timeout the pings (every third of it) suffice
+   * and no reads are sent.
    * @default three quarters of the negotiated session timeout
    */
   leaseMarginMs?: number;

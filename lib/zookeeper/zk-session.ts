@@ -1,4 +1,4 @@
-import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, SOCKET_DROPPED_STATE, type ZkStat } from './native-client.js';
+import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, pingAnsweredAt, SOCKET_DROPPED_STATE, type ZkStat } from './native-client.js';
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
@@ -264,13 +264,14 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       (silentMs) =>
         this.onEnded(
           this,
-          `its lease ran out: no answer from ZooKeeper to a request sent in the last ${Math.round(silentMs)} ms, ` +
+          `its lease ran out: no answer from ZooKeeper to a request or ping sent in the last ${Math.round(silentMs)} ms, ` +
             `so the server may expire the session at any moment (lease: session timeout ${timeoutMs} ms less leaseMarginMs ${timeoutMs - leaseLengthMs} ms)`,
           'lease-expired',
         ),
+      () => pingAnsweredAt(this.handle),
     );
     // Node watches are set with the client's default watcher, which the binding reports as events of
-    // the client: nothing is kept per watch (the binding never frees a watch function given to it).
+    // the client: nothing is kept per watch (a_get with watch true leaves no record in the binding).
     this.listen(clientHandle, 'on');
   }
 

@@ -8,6 +8,9 @@ import { type Socket, createConnection, createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeModule, type NativeClient, pingAnsweredAt } from '../../lib/zookeeper/native-client.js';
 import { startZkServer, type ZkServer } from '../support/zk-server.js';
+import { uniqueRoot } from '../support/zk-fixtures.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { FairLock } from '../../lib/recipes/queue-lock.js';
 
 const SESSION_TIMEOUT_MS = 1_500;
 const PING_XID = -2;
@@ -172,5 +175,41 @@ describe('session contact from the C client pings', () => {
       expect(n).toBeGreaterThan(0);
       expect(s.at).toBeLessThanOrEqual(proxy.pingsSeen[n - 1]!);
     }
+  });
+});
+
+describe('the lease counts the pings the server answered', () => {
+  let zk: ZkServer;
+  const connections: ZkConnection[] = [];
+  beforeAll(async () => {
+    zk = await startZkServer();
+  });
+  afterAll(async () => {
+    for (const connection of connections) await connection.close();
+    await zk?.stop();
+  });
+
+  /** Renewal reads the lease of a session holding one idle lock sent over `holdMs`. */
+  async function renewalReads(leaseMarginMs: number | undefined, holdMs: number): Promise<number> {
+    const connection = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: 2_000, leaseMarginMs });
+    connections.push(connection);
+    await connection.connect();
+    const lock = await new FairLock(connection, { rootPath: uniqueRoot('lease-pings') }).acquire('idle');
+    const session = lock.session as unknown as { leaseProbes: number };
+    const before = session.leaseProbes;
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+    expect(lock.isHeld()).toBe(true);
+    const reads = session.leaseProbes - before;
+    await lock.release();
+    return reads;
+  }
+
+  it("with a lease longer than two thirds of the session timeout, the C client's pings keep it: no renewal reads", async () => {
+    // T 2,000 ms, lease 1,800 ms: the C client pings every ~667 ms while idle, and the lease would
+    // send a read only if nothing was answered for 900 ms. The default lease (500 ms) needs reads.
+    const [withPings, byDefault] = await Promise.all([renewalReads(200, 4_000), renewalReads(undefined, 4_000)]);
+    console.log(`renewal reads over 4 s holding one lock: leaseMarginMs 200: ${withPings}; default margin: ${byDefault}`);
+    expect(withPings).toBe(0);
+    expect(byDefault).toBeGreaterThan(0);
   });
 });

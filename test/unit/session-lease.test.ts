@@ -67,4 +67,67 @@ describe('a session lease (fake clock)', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(expired).toHaveLength(1);
   });
+
+  /** A lease whose reads go unanswered, with pings answered every `everyMs` (sent `rttMs` before the answer is seen). */
+  function pinged(everyMs: number, rttMs = 5) {
+    const expired: number[] = [];
+    let probes = 0;
+    let pingSentAt: number | undefined;
+    const start = performance.now();
+    const l = new SessionLease(
+      1000,
+      () => {
+        probes += 1;
+        return Promise.resolve();
+      },
+      (silentMs) => expired.push(silentMs),
+      () => {
+        // The latest ping answered by now: sent at a multiple of everyMs, answered rttMs later.
+        const now = performance.now() - start;
+        const k = Math.floor((now - rttMs) / everyMs);
+        pingSentAt = k >= 1 ? start + k * everyMs : undefined;
+        return pingSentAt;
+      },
+    );
+    return { l, expired, probes: () => probes };
+  }
+
+  it("pings answered more often than half the lease keep it by themselves: no reads, and it never runs out", async () => {
+    const { l, expired, probes } = pinged(400);
+    l.answered(performance.now());
+    l.retain();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(expired).toEqual([]);
+    expect(probes()).toBe(0);
+    expect(l.isValid()).toBe(true);
+  });
+
+  it('pings answered less often than half the lease leave the reads to renew it; they still count', async () => {
+    const { l, expired, probes } = pinged(700);
+    l.answered(performance.now());
+    l.retain();
+    await vi.advanceTimersByTimeAsync(10_000);
+    // The reads go unanswered here: the pings alone (every 700 ms, lease 1,000 ms) keep it running.
+    expect(expired).toEqual([]);
+    expect(probes()).toBeGreaterThan(0);
+  });
+
+  it('a ping answer counts from its send time, and validUntil looks at it once the answers ran out', async () => {
+    const { l } = pinged(400);
+    const start = performance.now();
+    l.answered(start);
+    await vi.advanceTimersByTimeAsync(1500); // unused: no timer; the answers alone ended at start + 1000
+    // The latest ping answered by now was sent at start + 1200.
+    expect(l.validUntil).toBe(start + 1200 + 1000);
+    expect(l.checkNow()).toBe(true);
+  });
+
+  it('after the session ended, pings count for nothing', async () => {
+    const { l } = pinged(400);
+    l.answered(performance.now());
+    l.end();
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(l.validUntil).toBe(Number.NEGATIVE_INFINITY);
+    expect(l.checkNow()).toBe(false);
+  });
 });
