@@ -89,8 +89,14 @@ export class CohortLock implements LockRecipe, CohortSettings {
     const ended = (): void => {
       this.alone.delete(resource);
     };
-    const own: RecipeAcquireOptions = {
-      ...options,
+    // Field by field, not `...options`: the spread of the caller's options object cost about 8 µs of
+    // CPU per uncontended acquire against a real session (V8's object-clone path; measured with a
+    // FairLock / LockService / LockService-without-cohort loop, process.cpuUsage per cycle).
+    // Every field listed (a new option must be passed on here too: the type requires each key).
+    const own: { [K in keyof Required<RecipeAcquireOptions>]: RecipeAcquireOptions[K] } = {
+      waitTimeoutMs: options.waitTimeoutMs,
+      signal: options.signal,
+      data: options.data,
       onEnd: onEnd ? (lock) => (ended(), onEnd(lock)) : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
     };
