@@ -9,6 +9,7 @@ export default defineConfig({
     // The packaging apps' own specs run inside those apps, against the installed tarball.
     exclude: [...configDefaults.exclude, 'test/packaging/**'],
     pool: 'forks',
+    globalSetup: ['./test/support/run-temp-dir.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/support/closing-line-reporter.ts'],
