@@ -235,7 +235,8 @@ const VERIFY_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET_ISSUER|VERIFY)|ERR_TLS_CER
 
 function classify(error: NodeJS.ErrnoException, withTls: boolean, tcpConnected: boolean, handshook: boolean): TlsProbeResult {
   const code = error.code ?? '';
-  const detail = `${code ? `${code}: ` : ''}${error.message}`;
+  // OpenSSL's messages end in a line break and may hold several lines: one line in ours.
+  const detail = `${code ? `${code}: ` : ''}${error.message.replace(/\s+/g, ' ').trim()}`;
   if (!tcpConnected) return { outcome: 'inconclusive', detail }; // refused, unreachable: the C client retries
   const alert = /ALERT/.test(code);
   if (!withTls) {
@@ -265,6 +266,8 @@ export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
     'or check that the one given is signed by it and has not expired.',
   'not-tls':
     "That port does not speak TLS: point connectionString at the servers' secureClientPort (serverCnxnFactory must be " +
-    'NettyServerCnxnFactory), or drop the tls option for a plain clientPort.',
+    'NettyServerCnxnFactory), or drop the tls option for a plain clientPort. If it is the secureClientPort, the server ' +
+    "cannot run TLS: Debian's zookeeper package needs netty-codec.jar, netty-resolver.jar and " +
+    "netty-transport-native-unix-common.jar added to the server's class path (see the README's TLS section).",
   'tls-required': "That port speaks TLS only (a secureClientPort): set the tls option (tls.ca at least), or connect to the servers' plain clientPort.",
 };
