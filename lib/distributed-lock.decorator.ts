@@ -1,44 +1,8 @@
 import { InvalidOptionsError } from './errors.js';
-import type { LockKind } from './lock-handle.js';
 import { validateLockKind } from './recipes/lock-recipes.js';
+import type { DistributedLockOptions, DistributedLockSpec, LockResource } from './distributed-lock.options.js';
 import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
-
-/**
- * The resource a method locks: a fixed name, or a function of the method's arguments returning a
- * name or several names (then all are taken, in one canonical order, all or nothing).
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches any method's parameters
-export type LockResource = string | ((...args: any[]) => string | readonly string[]);
-
-/**
- * Options of @DistributedLock. `mode` picks the lock (exclusive by default; `read` / `write` for the
- * shared read/write lock; `simple`), `permits` makes it a semaphore; they apply to every resource
- * the method locks.
- */
-export interface DistributedLockOptions extends LockKind {
-  /**
-   * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
-   * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.
-   * @default the module's defaultWaitTimeoutMs (0 with `onBusy: 'skip'`)
-   */
-  waitTimeoutMs?: number;
-  /**
-   * When the lock cannot be had in time: `'throw'` a LockTimeoutError (an HTTP handler answers with
-   * the module's busyStatus, 409 by default), or `'skip'` the call and resolve `undefined` (the usual
-   * need of a cron job that must run on one instance only).
-   * @default 'throw'
-   */
-  onBusy?: 'throw' | 'skip';
-}
-
-/** What the decorator records on the method. */
-export interface DistributedLockSpec {
-  readonly resource: LockResource;
-  readonly options: DistributedLockOptions;
-  /** `Class.method`, for messages. */
-  readonly method: string;
-}
 
 /**
  * Takes a distributed lock around a method: controller handlers (HTTP, RPC, WebSocket), provider

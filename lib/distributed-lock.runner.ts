@@ -2,7 +2,7 @@ import { finished, Readable } from 'node:stream';
 import { Logger, StreamableFile } from '@nestjs/common';
 import { isObservable, finalize, type Observable } from 'rxjs';
 import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from './errors.js';
-import type { DistributedLockSpec } from './distributed-lock.decorator.js';
+import type { DistributedLockSpec } from './distributed-lock.options.js';
 import { runInLockContext } from './lock-context.js';
 import type { LockHandle } from './lock-handle.js';
 import { ownerLabel } from './lock-request.js';

@@ -23,7 +23,7 @@ export type { LockEventLogLevel } from './lock-event-logger.js';
 export { LockMetrics, DEFAULT_SECONDS_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './metrics.js';
 export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, HistogramSnapshot, SessionGaugeState } from './metrics.js';
 export { DistributedLock } from './distributed-lock.decorator.js';
-export type { DistributedLockOptions, LockResource } from './distributed-lock.decorator.js';
+export type { DistributedLockOptions, LockResource } from './distributed-lock.options.js';
 export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
 // Busy in RPC, WebSocket and GraphQL terms (HTTP answers with busyStatus).
 export { LockBusyFilter } from './lock-busy.filter.js';
@@ -51,7 +51,8 @@ export {
 export type { LockLossReason } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
-export type { ZkConnectionOptions, ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection.js';
+export type { ZkConnectionOptions } from './zookeeper/zk-connection.js';
+export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions, ZkTlsFailure } from './zookeeper/zk-tls.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.

@@ -3,7 +3,7 @@ import type { ContextTaker } from './context-locks.js';
 import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from './errors.js';
 import type { LockHandle, LockMode } from './lock-handle.js';
 import type { LockRequest } from './lock-request.js';
-import type { ConnectionState } from './zookeeper/zk-connection.js';
+import type { ConnectionState } from './zookeeper/zk-lock-connection.js';
 
 /** What every event about one lock carries. */
 export interface LockEventTarget {

@@ -23,13 +23,8 @@ import { LockRecipes } from './recipes/lock-recipes.js';
 import { ownerAcl } from './zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-import {
-  type ConnectionState,
-  type ConnectionStateListener,
-  ZkConnection,
-  type ZkConnectionOptions,
-} from './zookeeper/zk-connection.js';
-import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+import { ZkConnection, type ZkConnectionOptions } from './zookeeper/zk-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;

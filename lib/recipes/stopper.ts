@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError, ZkRollbackError } from '../errors.js';
-import { MAX_TIMER_MS } from '../zookeeper/zk-connection.js';
+import { MAX_TIMER_MS } from '../shared/durations.js';
 import { describeRollback, ZkError, ZkNoAuthError, ZkRolledBackError } from '../zookeeper/zk-errors.js';
 import { IncompatibleQueueError } from './lock-driver.js';
 

@@ -3,7 +3,8 @@ import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeCl
 import { waitInSet } from './waiters.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
-import type { ZkLockConnection } from './zk-lock-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
+import { MAX_TIMER_MS } from '../shared/durations.js';
 import { resolveHosts } from './host-resolution.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
@@ -69,18 +70,6 @@ export interface ZkConnectionOptions {
   tls?: ZkTlsOptions;
 }
 
-/**
- * Connection states, named as Curator names them:
- * - `connected`: a new session is established (the first one, or a fresh one after `lost`);
- * - `suspended`: the connection dropped; the session may still be alive on the server;
- * - `reconnected`: the same session is back; everything it held is still held;
- * - `lost`: the session expired, or stayed disconnected for the whole session timeout; its
- *   ephemeral nodes (and so its locks) are gone or about to be; a new session is being opened;
- * - `closed`: `close()` was called.
- */
-export type ConnectionState = 'connected' | 'suspended' | 'reconnected' | 'lost' | 'closed';
-export type ConnectionStateListener = (state: ConnectionState, sessionId: string) => void;
-
 export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** The default lease margin, as a share of the negotiated session timeout. */
@@ -97,8 +86,6 @@ const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
-/** setTimeout's largest delay; Node fires longer ones at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
 

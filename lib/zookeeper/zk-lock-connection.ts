@@ -1,5 +1,16 @@
-import type { ConnectionState, ConnectionStateListener } from './zk-connection.js';
 import type { ZkSessionApi } from './zk-session.js';
+
+/**
+ * Connection states, named as Curator names them:
+ * - `connected`: a new session is established (the first one, or a fresh one after `lost`);
+ * - `suspended`: the connection dropped; the session may still be alive on the server;
+ * - `reconnected`: the same session is back; everything it held is still held;
+ * - `lost`: the session expired, or stayed disconnected for the whole session timeout; its
+ *   ephemeral nodes (and so its locks) are gone or about to be; a new session is being opened;
+ * - `closed`: `close()` was called.
+ */
+export type ConnectionState = 'connected' | 'suspended' | 'reconnected' | 'lost' | 'closed';
+export type ConnectionStateListener = (state: ConnectionState, sessionId: string) => void;
 
 /**
  * What LockService needs of a connection: ZkConnection, or the in-memory one of

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
-import { ZkConnection, type ConnectionState } from '../../lib/zookeeper/zk-connection.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
 import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConnectionState } from '../../lib/zookeeper/zk-connection.js';
+import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
 import { eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';

@@ -2,15 +2,8 @@ import type { SessionEnd } from '../../zookeeper/zk-errors.js';
 import { ZkConnectionError, ZkLockError } from '../../errors.js';
 import { waitInSet } from '../../zookeeper/waiters.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
-import {
-  type ConnectionState,
-  type ConnectionStateListener,
-  connectionStateOf,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_SESSION_TIMEOUT_MS,
-  positiveMs,
-} from '../../zookeeper/zk-connection.js';
-import type { ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
+import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, positiveMs } from '../../zookeeper/zk-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
 import type { ZkSessionApi } from '../../zookeeper/zk-session.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
