@@ -1,8 +1,8 @@
-export { ZkLockModule } from './zk-lock.module.js';
-export { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
-export type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-export { LockService } from './lock.service.js';
-export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, LockTarget } from './lock-handle.js';
+export { ZkLockModule } from './nest/zk-lock.module.js';
+export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
+export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
+export { LockService } from './service/lock.service.js';
+export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, LockTarget } from './recipes/lock-handle.js';
 // Observability: LockService.events$, metrics without a metrics library (the health check is in nestjs-zk-lock/health).
 export type {
   LockEvent,
@@ -17,20 +17,20 @@ export type {
   LockLostEvent,
   LockConnectionEvent,
   LockSessionInfo,
-} from './lock-events.js';
-export { describeLockEvent } from './lock-event-logger.js';
-export type { LockEventLogLevel } from './lock-event-logger.js';
-export { LockMetrics, DEFAULT_SECONDS_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './metrics.js';
-export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, HistogramSnapshot, SessionGaugeState } from './metrics.js';
-export { DistributedLock } from './distributed-lock.decorator.js';
-export type { DistributedLockOptions, LockResource } from './distributed-lock.options.js';
-export { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
+} from './events/lock-events.js';
+export { describeLockEvent } from './events/lock-event-logger.js';
+export type { LockEventLogLevel } from './events/lock-event-logger.js';
+export { LockMetrics, DEFAULT_SECONDS_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './metrics/lock-metrics.js';
+export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, HistogramSnapshot, SessionGaugeState } from './metrics/lock-metrics.js';
+export { DistributedLock } from './nest/distributed-lock.decorator.js';
+export type { DistributedLockOptions, LockResource } from './nest/distributed-lock.options.js';
+export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor.js';
 // Busy in RPC, WebSocket and GraphQL terms (HTTP answers with busyStatus).
-export { LockBusyFilter } from './lock-busy.filter.js';
-export { LockBusyException, LOCK_BUSY } from './lock-busy.exception.js';
-export type { LockBusyPayload } from './lock-busy.exception.js';
+export { LockBusyFilter } from './nest/lock-busy.filter.js';
+export { LockBusyException, LOCK_BUSY } from './nest/lock-busy.exception.js';
+export type { LockBusyPayload } from './nest/lock-busy.exception.js';
 export { ZkLockViewModule, inspectAll, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
-export { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
+export { DISTRIBUTED_LOCK_METADATA } from './nest/zk-lock.constants.js';
 export {
   ZkLockError,
   LockTimeoutError,

@@ -12,7 +12,7 @@
  */
 import 'reflect-metadata';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
-import { LockService } from '../../lib/lock.service.js';
+import { LockService } from '../../lib/service/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { diffCounters, readCounters, waitForCounters } from '../support/mntr.js';
 

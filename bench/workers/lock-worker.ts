@@ -13,7 +13,7 @@ import 'reflect-metadata';
 import { createInterface } from 'node:readline';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
-import { LockService } from '../../lib/lock.service.js';
+import { LockService } from '../../lib/service/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
 import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';

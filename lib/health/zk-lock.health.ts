@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import type { LockSessionInfo } from '../lock-events.js';
-import { LockService } from '../lock.service.js';
+import type { LockSessionInfo } from '../events/lock-events.js';
+import { LockService } from '../service/lock.service.js';
 
 /** Options of one `ZkLockHealthIndicator.isHealthy` check. */
 export interface ZkLockHealthOptions {

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InvalidOptionsError } from '../errors.js';
-import { LockService } from '../lock.service.js';
+import { LockService } from '../service/lock.service.js';
 import { PAGE_HEADERS, renderPage } from './page.js';
 import { type LockViewData, toViewData } from './view-model.js';
 import type { ZkLockViewOptions } from './zk-lock-view-options.interface.js';

@@ -1,5 +1,5 @@
 import { InvalidOptionsError, shown } from '../errors.js';
-import { busy, Cohort, type CohortSettings } from './cohort-queue.js';
+import { busy, Cohort, type CohortSettings } from './cohort.js';
 import type { HeldLock } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 

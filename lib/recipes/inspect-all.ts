@@ -2,7 +2,7 @@ import { InvalidOptionsError, shown } from '../errors.js';
 import { decodeResource, encodeResource } from '../zookeeper/paths.js';
 import { type LockInspection, inspectLock } from './inspect.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
-import { readChildren } from './session-retry.js';
+import { readChildren } from '../zookeeper/session-retry.js';
 
 /** Every lock under rootPath at one moment (a snapshot of a few reads, not one atomic view). */
 export interface LockOverview {

@@ -1,7 +1,7 @@
-import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
-import { ENTRY_KIND, type QueueEntry, sortQueue } from './queue-entry.js';
+import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
+import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
-import { readChildren, readNode } from './session-retry.js';
+import { readChildren, readNode } from '../zookeeper/session-retry.js';
 
 /** How a lock node holds or waits. */
 export type LockNodeMode = 'exclusive' | 'read' | 'write' | 'downgraded-read' | 'semaphore' | 'simple';

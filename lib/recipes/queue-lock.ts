@@ -1,9 +1,9 @@
 import { InvalidOptionsError, LockLostError, shown } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
-import { ENTRY_KIND } from './queue-entry.js';
-import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from './lock-driver.js';
-import type { SessionSource, UnderWrite } from './lock-queue.js';
+import { ENTRY_KIND } from '../queue/queue-entry.js';
+import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
+import type { SessionSource, UnderWrite } from '../queue/lock-internals.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /** A lock type made of a queue of sequential nodes and a driver that says who holds. */

@@ -1,11 +1,11 @@
 import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
 import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import { validateTokenEpoch } from './fencing-token.js';
+import { validateTokenEpoch } from '../queue/fencing-token.js';
 import { HeldLock } from './held-lock.js';
-import { LockQueue, type QueueGrant, type QueueSink, type SessionSource } from './lock-queue.js';
-import { NodeRemover } from './node-remover.js';
-import { Stopper } from './stopper.js';
+import { LockQueue, type QueueGrant, type QueueSink, type SessionSource } from '../queue/lock-internals.js';
+import { NodeRemover } from '../queue/node-remover.js';
+import { Stopper } from '../queue/stopper.js';
 
 /** Options shared by every recipe of one client (FairLock, ReadWriteLock, Semaphore, SimpleLock). */
 export interface RecipeOptions {

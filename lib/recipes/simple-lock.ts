@@ -1,12 +1,12 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkRolledBackError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { HeldLock } from './held-lock.js';
-import { IncompatibleQueueError } from './lock-driver.js';
-import type { QueueGrant, SessionSource } from './lock-queue.js';
+import { IncompatibleQueueError } from '../queue/lock-driver.js';
+import type { QueueGrant, SessionSource } from '../queue/lock-internals.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
-import { formatToken } from './fencing-token.js';
-import { readNode } from './session-retry.js';
-import { waitForChange } from './wait-for-change.js';
+import { formatToken } from '../queue/fencing-token.js';
+import { readNode } from '../zookeeper/session-retry.js';
+import { waitForChange } from '../zookeeper/wait-for-change.js';
 
 let nonce = 0;
 

@@ -1,6 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { LockService } from '../lock.service.js';
-import { ZkLockModule } from '../zk-lock.module.js';
+import { LockService } from '../service/lock.service.js';
+import { ZkLockModule } from '../nest/zk-lock.module.js';
 import { InMemoryConnection } from './in-memory/in-memory-connection.js';
 import { InMemoryZooKeeper, type InMemoryLockServiceOptions } from './in-memory/in-memory-zookeeper.js';
 

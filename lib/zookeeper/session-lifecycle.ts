@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { waitInSet } from './waiters.js';
+import { waitInSet } from '../shared/promises.js';
 
 /**
  * What every session implementation (the native one, the testing kit's in-memory one) shares: whether

@@ -1,6 +1,6 @@
 import { InvalidOptionsError, shown, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
-import { waitInSet } from './waiters.js';
+import { waitInSet } from '../shared/promises.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';

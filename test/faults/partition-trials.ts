@@ -9,9 +9,9 @@
  * lock kind rotates over the trials: exclusive (through the cohort queue), write (W reads),
  * a one-permit semaphore, and the simple lock.
  */
-import { LockService } from '../../lib/lock.service.js';
+import { LockService } from '../../lib/service/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
-import type { LockHandle } from '../../lib/lock-handle.js';
+import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 import { type ChildProcess, fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,8 +4,8 @@
  * (on the machine's clock: `performance.timeOrigin + performance.now()`), then waits to be told to
  * release and stop. Arguments come as one JSON message: { connect, rootPath, kind }.
  */
-import { LockService } from '../../lib/lock.service.js';
-import type { LockHandle } from '../../lib/lock-handle.js';
+import { LockService } from '../../lib/service/lock.service.js';
+import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 
 interface Task {
   connect: string;

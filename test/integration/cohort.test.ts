@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
 import { CohortLock, FairLock, InvalidOptionsError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
-import { runInNewLockContext } from '../../lib/lock-context.js';
+import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { startLockApp } from '../support/lock-app.js';
 import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';

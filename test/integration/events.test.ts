@@ -8,7 +8,7 @@ import {
   LockTimeoutError,
   type ZkLockModuleOptions,
 } from '../../lib/index.js';
-import { runInNewLockContext } from '../../lib/lock-context.js';
+import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 type Without<E, K extends string> = E extends unknown ? Omit<E, K> : never;

@@ -7,7 +7,7 @@ import {
   LockTimeoutError,
   LockUpgradeError,
 } from '../../lib/index.js';
-import { runInNewLockContext } from '../../lib/lock-context.js';
+import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { childrenOf, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 

@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockAbortedError, LockLostError, LockService, LockTimeoutError, type LockHandle } from '../../lib/index.js';
-import { runInNewLockContext } from '../../lib/lock-context.js';
+import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { InMemoryZooKeeper, expireSession } from '../../lib/testing/index.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { LockService } from '../../lib/lock.service.js';
+import { LockService } from '../../lib/service/lock.service.js';
 
 @Injectable()
 class NeedsLocks {

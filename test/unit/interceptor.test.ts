@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { type CallHandler, type ExecutionContext, HttpException, NotFoundException } from '@nestjs/common';
 import { lastValueFrom, throwError, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { DistributedLockInterceptor } from '../../lib/distributed-lock.interceptor.js';
+import { DistributedLockInterceptor } from '../../lib/nest/distributed-lock.interceptor.js';
 import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../../lib/errors.js';
-import { LockBusyException } from '../../lib/lock-busy.exception.js';
+import { LockBusyException } from '../../lib/nest/lock-busy.exception.js';
 
 const http = { getType: () => 'http' } as unknown as ExecutionContext;
 const failing = (error: unknown): CallHandler => ({ handle: () => throwError(() => error) });

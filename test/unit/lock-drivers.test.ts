@@ -6,8 +6,8 @@ import {
   readDriver,
   semaphoreDriver,
   writeDriver,
-} from '../../lib/recipes/lock-driver.js';
-import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
+} from '../../lib/queue/lock-driver.js';
+import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
 
 /** A queue from kind letters, in order: 'wrrw' is write, read, read, write. */
 function queueOf(kinds: string, permits = ''): ReturnType<typeof sortQueue> {

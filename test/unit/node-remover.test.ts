@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeRemover } from '../../lib/recipes/node-remover.js';
+import { NodeRemover } from '../../lib/queue/node-remover.js';
 import { ZK_CODES, zkError, ZkNoAuthError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { exclusiveDriver, readDriver, writeDriver } from '../../lib/recipes/lock-driver.js';
-import { formatToken, handoffToken } from '../../lib/recipes/fencing-token.js';
-import { nodePrefix, parseEntry, sortQueue } from '../../lib/recipes/queue-entry.js';
+import { exclusiveDriver, readDriver, writeDriver } from '../../lib/queue/lock-driver.js';
+import { formatToken, handoffToken } from '../../lib/queue/fencing-token.js';
+import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
 
 describe('queue entries', () => {
   it('orders by sequence, not by name, and ignores foreign children', () => {

@@ -1,6 +1,6 @@
 import type { SessionEnd } from '../../zookeeper/zk-errors.js';
 import { ZkConnectionError, ZkLockError } from '../../errors.js';
-import { waitInSet } from '../../zookeeper/waiters.js';
+import { waitInSet } from '../../shared/promises.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, positiveMs } from '../../zookeeper/zk-connection.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';

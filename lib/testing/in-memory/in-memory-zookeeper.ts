@@ -1,7 +1,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZkLockError } from '../../errors.js';
-import { LockService } from '../../lock.service.js';
-import type { ZkLockModuleOptions } from '../../zk-lock-options.interface.js';
+import { LockService } from '../../service/lock.service.js';
+import type { ZkLockModuleOptions } from '../../service/zk-lock-options.interface.js';
 import { InMemoryConnection, type InMemoryConnectionOptions, type SessionFactory } from './in-memory-connection.js';
 import { ZNodeTree } from './znode-tree.js';
 

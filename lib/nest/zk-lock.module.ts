@@ -3,8 +3,8 @@ import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { DistributedLockExplorer } from './distributed-lock.explorer.js';
 import { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
 import { LockBusyFilter } from './lock-busy.filter.js';
-import { LockService } from './lock.service.js';
-import { ZkLockConfigurableModule } from './zk-lock.module-definition.js';
+import { LockService } from '../service/lock.service.js';
+import { ZkLockConfigurableModule } from '../service/zk-lock.module-definition.js';
 
 /**
  * `ZkLockModule.forRoot({ connectionString })` or `ZkLockModule.forRootAsync({ imports, inject,

@@ -1,8 +1,8 @@
-import { IncompatibleLockError, LockUpgradeError } from './errors.js';
+import { IncompatibleLockError, LockUpgradeError } from '../errors.js';
 import { contextKey, currentLockContext, type HeldEntry, type LockContext } from './lock-context.js';
-import type { LockHandle } from './lock-handle.js';
+import type { LockHandle } from '../recipes/lock-handle.js';
 import { type LockRequest, waitShared } from './lock-request.js';
-import type { HeldLock } from './recipes/held-lock.js';
+import type { HeldLock } from '../recipes/held-lock.js';
 import { ReentrantHandle } from './reentrant-handle.js';
 
 /** How a LockService takes a lock from ZooKeeper, and whether it still may. */

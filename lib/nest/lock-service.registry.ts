@@ -1,4 +1,4 @@
-import type { LockService } from './lock.service.js';
+import type { LockService } from '../service/lock.service.js';
 
 /**
  * Which LockService a decorated method uses. The wrapper is installed when the class is declared,

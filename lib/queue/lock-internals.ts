@@ -13,7 +13,7 @@ import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
 import { formatToken } from './fencing-token.js';
-import { readChildren, untilAnswered } from './session-retry.js';
+import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { mayAbort } from './stopper.js';
 
 /** Where the queue gets its session: ZkConnection, or a fake in unit tests. */

@@ -1,9 +1,9 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
 import { HeldLock, type NodeRelease } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
-import { handoffToken, MAX_HANDOFFS_PER_GRANT } from './fencing-token.js';
-import { readChildren } from './session-retry.js';
-import { Stopper } from './stopper.js';
+import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
+import { readChildren } from '../zookeeper/session-retry.js';
+import { Stopper } from '../queue/stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
 
 /** The ZooKeeper acquire in flight for the local queue, and how to stop it. */

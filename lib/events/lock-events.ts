@@ -1,9 +1,9 @@
 import { Observable, Subject } from 'rxjs';
-import type { ContextTaker } from './context-locks.js';
-import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from './errors.js';
-import type { LockHandle, LockMode } from './lock-handle.js';
-import type { LockRequest } from './lock-request.js';
-import type { ConnectionState } from './zookeeper/zk-lock-connection.js';
+import type { ContextTaker } from '../context/context-locks.js';
+import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from '../errors.js';
+import type { LockHandle, LockMode } from '../recipes/lock-handle.js';
+import type { LockRequest } from '../context/lock-request.js';
+import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 
 /** What every event about one lock carries. */
 export interface LockEventTarget {

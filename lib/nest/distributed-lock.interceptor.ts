@@ -8,13 +8,13 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { catchError, EMPTY, Observable } from 'rxjs';
-import { InvalidResourceNameError, LockServiceClosedError, LockTimeoutError } from './errors.js';
+import { InvalidResourceNameError, LockServiceClosedError, LockTimeoutError } from '../errors.js';
 import { LockBusyException } from './lock-busy.exception.js';
 import { answerBusySocket } from './lock-busy.socket-answer.js';
-import { runInNewLockContext } from './lock-context.js';
-import { ownerLabel } from './lock-request.js';
-import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
-import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
+import { runInNewLockContext } from '../context/lock-context.js';
+import { ownerLabel } from '../context/lock-request.js';
+import { ZK_LOCK_MODULE_OPTIONS } from '../service/zk-lock.module-definition.js';
+import type { ZkLockModuleOptions } from '../service/zk-lock-options.interface.js';
 
 /**
  * Registered globally by ZkLockModule. Gives every request its own lock context (so reentrancy is

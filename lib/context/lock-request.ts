@@ -1,8 +1,8 @@
-import { InvalidOptionsError } from './errors.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { LockSlot } from './lock-context.js';
-import type { AcquireOptions, LockKind } from './lock-handle.js';
-import { validateLockKind } from './recipes/lock-recipes.js';
-import { Stopper } from './recipes/stopper.js';
+import type { AcquireOptions, LockKind } from '../recipes/lock-handle.js';
+import { validateLockKind } from '../recipes/recipe-set.js';
+import { Stopper } from '../queue/stopper.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
 const MAX_OWNER_BYTES = 512;

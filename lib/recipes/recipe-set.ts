@@ -1,8 +1,8 @@
 import { InvalidOptionsError, shown } from '../errors.js';
-import type { LockKind } from '../lock-handle.js';
+import type { LockKind } from './lock-handle.js';
 import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
-import type { SessionSource } from './lock-queue.js';
+import type { SessionSource } from '../queue/lock-internals.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { HeldLock } from './recipes/held-lock.js';
+import type { HeldLock } from '../recipes/held-lock.js';
 
 /** Which of a context's locks on one resource: write and exclusive are one slot (they are one lock). */
 export type LockSlot = 'write' | 'read' | 'simple' | 'semaphore';

@@ -8,23 +8,23 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { ContextLocks } from './context-locks.js';
-import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from './errors.js';
-import { checkRequest, type LockRequest, validateWaitTimeout } from './lock-request.js';
-import { currentLockContext, type LockContext, runInLockContext } from './lock-context.js';
-import { logEventsLevel, logLockEvents } from './lock-event-logger.js';
+import { ContextLocks } from '../context/context-locks.js';
+import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
+import { checkRequest, type LockRequest, validateWaitTimeout } from '../context/lock-request.js';
+import { currentLockContext, type LockContext, runInLockContext } from '../context/lock-context.js';
+import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
-import { type LockEvent, LockEvents, type LockSessionInfo } from './lock-events.js';
-import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from './lock-handle.js';
-import type { HeldLock } from './recipes/held-lock.js';
-import type { LockInspection } from './recipes/inspect.js';
-import { type InspectAllOptions, inspectAll, type LockOverview } from './recipes/inspect-all.js';
-import { LockRecipes } from './recipes/lock-recipes.js';
-import { ownerAcl } from './zookeeper/zk-acl.js';
+import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
+import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from '../recipes/lock-handle.js';
+import type { HeldLock } from '../recipes/held-lock.js';
+import type { LockInspection } from '../recipes/inspect.js';
+import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
+import { LockRecipes } from '../recipes/recipe-set.js';
+import { ownerAcl } from '../zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-import { ZkConnection, type ZkConnectionOptions } from './zookeeper/zk-connection.js';
-import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+import { ZkConnection, type ZkConnectionOptions } from '../zookeeper/zk-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;

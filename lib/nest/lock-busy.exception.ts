@@ -1,5 +1,5 @@
 import { IntrinsicException } from '@nestjs/common';
-import type { LockTimeoutError } from './errors.js';
+import type { LockTimeoutError } from '../errors.js';
 
 /** The machine-readable code every non-HTTP transport answers a busy lock with. */
 export const LOCK_BUSY = 'LOCK_BUSY';

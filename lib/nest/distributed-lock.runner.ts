@@ -1,11 +1,11 @@
 import { finished, Readable } from 'node:stream';
 import { Logger, StreamableFile } from '@nestjs/common';
 import { isObservable, finalize, type Observable } from 'rxjs';
-import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from './errors.js';
+import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../errors.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
-import { runInLockContext } from './lock-context.js';
-import type { LockHandle } from './lock-handle.js';
-import { ownerLabel } from './lock-request.js';
+import { runInLockContext } from '../context/lock-context.js';
+import type { LockHandle } from '../recipes/lock-handle.js';
+import { ownerLabel } from '../context/lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 
 const logger = new Logger('ZkLock');

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from './errors.js';
-import type { HeldLock } from './recipes/held-lock.js';
+import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from '../errors.js';
+import type { HeldLock } from '../recipes/held-lock.js';
 
 /** The reason the waits still queued at shutdown are stopped with. */
 const SHUTTING_DOWN = Symbol('the application is shutting down');

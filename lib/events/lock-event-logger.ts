@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { Observable, Subscription } from 'rxjs';
-import { InvalidOptionsError, shown } from './errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import type { LockEvent, LockEventTarget } from './lock-events.js';
 
 /** The Nest log level lock events are written at. */

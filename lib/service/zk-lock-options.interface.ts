@@ -1,7 +1,7 @@
-import type { CohortOptions } from './recipes/cohort-lock.js';
-import type { ZkAcl } from './zookeeper/zk-acl.js';
-import type { ZkConnectionOptions } from './zookeeper/zk-connection.js';
-import type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+import type { CohortOptions } from '../recipes/cohort-lock.js';
+import type { ZkAcl } from '../zookeeper/zk-acl.js';
+import type { ZkConnectionOptions } from '../zookeeper/zk-connection.js';
+import type { ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
 
 /**
  * Options of ZkLockModule. Every duration is in milliseconds. The connection options

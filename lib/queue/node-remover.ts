@@ -1,6 +1,6 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
-import { readChildren, untilAnswered } from './session-retry.js';
+import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 
 /** What a holder handing its lock on writes into its node, in the transaction that deletes it. */
 const RELEASED = Buffer.alloc(0);

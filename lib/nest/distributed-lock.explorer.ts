@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { LockService } from './lock.service.js';
+import { LockService } from '../service/lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 

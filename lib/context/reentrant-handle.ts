@@ -1,7 +1,7 @@
-import { LockLostError, LockNotHeldError } from './errors.js';
+import { LockLostError, LockNotHeldError } from '../errors.js';
 import type { HeldEntry, LockContext } from './lock-context.js';
-import type { LockHandle } from './lock-handle.js';
-import type { HeldLock } from './recipes/held-lock.js';
+import type { LockHandle } from '../recipes/lock-handle.js';
+import type { HeldLock } from '../recipes/held-lock.js';
 
 /**
  * One holder's share of a lock held by a context. Each acquire inside the context gets its own
