@@ -20,8 +20,6 @@ export type {
 } from './events/lock-events.js';
 export { describeLockEvent } from './events/lock-event-logger.js';
 export type { LockEventLogLevel } from './events/lock-event-logger.js';
-export { LockMetrics, DEFAULT_SECONDS_BUCKETS, PROMETHEUS_CONTENT_TYPE } from './metrics/lock-metrics.js';
-export type { LockMetricsOptions, LockMetricsSnapshot, LockMetricsSource, HistogramSnapshot, SessionGaugeState } from './metrics/lock-metrics.js';
 export { DistributedLock } from './nest/distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './nest/distributed-lock.options.js';
 export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor.js';
@@ -29,7 +27,7 @@ export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor.
 export { LockBusyFilter } from './nest/lock-busy.filter.js';
 export { LockBusyException, LOCK_BUSY } from './nest/lock-busy.exception.js';
 export type { LockBusyPayload } from './nest/lock-busy.exception.js';
-export { ZkLockViewModule, inspectAll, type ZkLockViewOptions, type LockViewData, type LockViewEntry, type LockViewNode, type LockOverview, type InspectAllOptions } from './live-view/index.js';
+export { inspectAll, type LockOverview, type InspectAllOptions } from './recipes/inspect-all.js';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/zk-lock.constants.js';
 export {
   ZkLockError,

@@ -18,7 +18,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
-const ENTRIES = ['index', 'testing/index', 'health/index'];
+const ENTRIES = ['index', 'testing/index', 'health/index', 'metrics/index', 'live-view/index'];
 
 const [outArg] = process.argv.slice(2);
 if (!outArg) throw new Error('usage: node scripts/write-esm-entries.mjs <outDir> (the outDir of tsc -p tsconfig.build.json)');

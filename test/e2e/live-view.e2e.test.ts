@@ -4,7 +4,8 @@ import { type CanActivate, type INestApplication, Injectable } from '@nestjs/com
 import { Test } from '@nestjs/testing';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LockHandle, type LockService, ZkLockModule, ZkLockViewModule, type ZkLockViewOptions } from '../../lib/index.js';
+import { type LockHandle, type LockService, ZkLockModule } from '../../lib/index.js';
+import { ZkLockViewModule, type ZkLockViewOptions } from '../../lib/live-view/index.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';

@@ -3,11 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type LockEvent,
   LockLostError,
-  LockMetrics,
   LockService,
   LockTimeoutError,
   type ZkLockModuleOptions,
 } from '../../lib/index.js';
+import { LockMetrics } from '../../lib/metrics/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 

@@ -1,6 +1,7 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, type LockEvent, LockMetrics, type LockSessionInfo } from '../../lib/index.js';
+import { InvalidOptionsError, type LockEvent, type LockSessionInfo } from '../../lib/index.js';
+import { LockMetrics } from '../../lib/metrics/index.js';
 
 const at = { timestamp: 0, owner: undefined, permits: undefined };
 const acquired = (resource: string, waitMs: number, extra: Partial<LockEvent> = {}): LockEvent =>

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
  * is a duration.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const ENTRIES = ['index.d.ts', 'testing/index.d.ts', 'health/index.d.ts'];
+const ENTRIES = ['index.d.ts', 'testing/index.d.ts', 'health/index.d.ts', 'metrics/index.d.ts', 'live-view/index.d.ts'];
 
 interface Finding {
   entry: string;
@@ -99,7 +99,7 @@ describe('the published types', () => {
   it('document every public option: the type, each property, @default when optional, ms for durations', () => {
     const { findings, checked } = findUndocumented(config, declarations);
     // The options the README and the issue name must be among those checked.
-    for (const name of ['ZkLockModuleOptions', 'ZkConnectionOptions', 'AcquireOptions', 'DistributedLockOptions', 'CohortOptions', 'ZkTestServerOptions', 'ZkLockTestingModuleOptions', 'ZkLockHealthOptions']) {
+    for (const name of ['ZkLockModuleOptions', 'ZkConnectionOptions', 'AcquireOptions', 'DistributedLockOptions', 'CohortOptions', 'ZkTestServerOptions', 'ZkLockTestingModuleOptions', 'ZkLockHealthOptions', 'LockMetricsOptions', 'ZkLockViewOptions']) {
       expect(checked).toContain(name);
     }
     expect(findings.map((f) => `${f.entry} ${f.type}: ${f.problem}`)).toEqual([]);
