@@ -1,3 +1,4 @@
+import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import { ENTRY_KIND, type EntryKind, type QueueEntry } from './queue-entry.js';
 
 /**
@@ -36,17 +37,6 @@ export interface LockDriver {
   readonly permits?: number;
   /** @throws IncompatibleQueueError when the queue holds entries this lock type cannot share a queue with. */
   decide(queue: readonly QueueEntry[], mine: number): Decision;
-}
-
-/**
- * Entries of a queue that another lock type made: a lock and a semaphore on one resource, or
- * semaphores that disagree about their permits. The recipe turns it into IncompatibleLockError.
- */
-export class IncompatibleQueueError extends Error {
-  constructor(readonly detail: string) {
-    super(detail);
-    this.name = 'IncompatibleQueueError';
-  }
 }
 
 const LOCK_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);

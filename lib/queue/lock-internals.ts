@@ -9,7 +9,8 @@ import {
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
-import { IncompatibleQueueError, type LockDriver } from './lock-driver.js';
+import type { LockDriver } from './lock-driver.js';
+import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { NodeRemover } from './node-remover.js';
 import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
 import { formatToken } from './fencing-token.js';

@@ -1,8 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import { IncompatibleLockError, LockAbortedError, LockOperationError, LockTimeoutError, ZkLockError, ZkRollbackError } from '../errors.js';
+import { LockAbortedError, LockTimeoutError } from '../errors.js';
 import { MAX_TIMER_MS } from '../shared/durations.js';
-import { describeRollback, ZkError, ZkNoAuthError, ZkRolledBackError } from '../zookeeper/zk-errors.js';
-import { IncompatibleQueueError } from './lock-driver.js';
+import { toLockError } from '../zookeeper/zk-errors.js';
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -46,25 +45,14 @@ export class Stopper {
     callerSignal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  /** The error a user should see for what ended the wait. */
+  /** The error a user should see for what ended the wait (ZooKeeper's errors: toLockError). */
   explain(error: unknown, resource: string): unknown {
     if (this.signal.aborted && error === this.signal.reason) {
       return this.signal.reason === TIMED_OUT
         ? new LockTimeoutError(resource, this.waitTimeoutMs ?? 0)
         : new LockAbortedError(resource, this.signal.reason);
     }
-    if (error instanceof ZkLockError) return error;
-    if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
-    if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
-    if (error instanceof ZkNoAuthError) {
-      return new LockOperationError(
-        resource,
-        `${error.message}: the ACL of the lock's path does not let this client in; connect with the digest identity that owns rootPath (the digest option), or use another rootPath`,
-        { cause: error },
-      );
-    }
-    if (error instanceof ZkError) return new LockOperationError(resource, error.message, { cause: error });
-    return error;
+    return toLockError(error, resource);
   }
 
   dispose(): void {

@@ -1,7 +1,7 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkRolledBackError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { HeldLock } from './held-lock.js';
-import { IncompatibleQueueError } from '../queue/lock-driver.js';
+import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { QueueGrant, SessionSource } from '../queue/lock-internals.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { formatToken } from '../queue/fencing-token.js';

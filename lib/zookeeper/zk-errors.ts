@@ -1,6 +1,9 @@
+import { IncompatibleLockError, LockOperationError, ZkLockError, ZkRollbackError } from '../errors.js';
+
 /**
  * ZooKeeper result codes mapped to typed errors. Recipes branch on these classes, never on numbers.
- * Codes are the C client's (zookeeper.h), which the `zookeeper` binding passes through.
+ * Codes are the C client's (zookeeper.h), which the `zookeeper` binding passes through. And the one
+ * mapping of these errors to the library's public ones: toLockError.
  */
 
 export const ZK_CODES = {
@@ -146,4 +149,35 @@ export function zkError(code: number, op: string, path: string): ZkError {
     default:
       return new ZkError(code, op, path);
   }
+}
+
+/**
+ * Entries of a queue that another lock type made: a lock and a semaphore on one resource, or
+ * semaphores that disagree about their permits. The recipe turns it into IncompatibleLockError.
+ */
+export class IncompatibleQueueError extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'IncompatibleQueueError';
+  }
+}
+
+/**
+ * The public error a caller of `resource` gets for an error from ZooKeeper or the queue: the
+ * library's own errors pass through, the internal ones become LockOperationError,
+ * IncompatibleLockError or ZkRollbackError with what to do. Anything else is returned as it is.
+ */
+export function toLockError(error: unknown, resource: string): unknown {
+  if (error instanceof ZkLockError) return error;
+  if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
+  if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
+  if (error instanceof ZkNoAuthError) {
+    return new LockOperationError(
+      resource,
+      `${error.message}: the ACL of the lock's path does not let this client in; connect with the digest identity that owns rootPath (the digest option), or use another rootPath`,
+      { cause: error },
+    );
+  }
+  if (error instanceof ZkError) return new LockOperationError(resource, error.message, { cause: error });
+  return error;
 }

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   downgradeReadDriver,
   exclusiveDriver,
-  IncompatibleQueueError,
   readDriver,
   semaphoreDriver,
   writeDriver,
 } from '../../lib/queue/lock-driver.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
+import { IncompatibleQueueError } from '../../lib/zookeeper/zk-errors.js';
 
 /** A queue from kind letters, in order: 'wrrw' is write, read, read, write. */
 function queueOf(kinds: string, permits = ''): ReturnType<typeof sortQueue> {
