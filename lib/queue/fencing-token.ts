@@ -1,4 +1,5 @@
 import { InvalidOptionsError, shown } from '../errors.js';
+import { SEQUENCE_DIGITS } from './queue-entry.js';
 
 /**
  * Fencing tokens: 40 decimal digits, fixed width, so that tokens compare correctly as strings and as
@@ -37,6 +38,16 @@ export function formatToken({ epoch, queueZxid, sequence = 0, handoff = 0 }: Tok
     sequence.toString().padStart(10, '0') +
     handoff.toString().padStart(HANDOFF_DIGITS, '0')
   );
+}
+
+/** The token of a queue entry's grant: the queue's zxid and the entry's sequence number (the end of `nodeName`). */
+export function queueToken(epoch: number, queueZxid: number, nodeName: string): string {
+  return formatToken({ epoch, queueZxid, sequence: Number(nodeName.slice(-SEQUENCE_DIGITS)) });
+}
+
+/** The token of a simple lock's grant: its node's own zxid, sequence 0 (it has no queue). */
+export function simpleToken(epoch: number, nodeCzxid: number): string {
+  return formatToken({ epoch, queueZxid: nodeCzxid });
 }
 
 /** The token of the `handoff`-th holder of the grant whose own token is `grantToken`. */

@@ -12,8 +12,8 @@ import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from
 import type { LockDriver } from './lock-driver.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { NodeRemover } from './node-remover.js';
-import { ENTRY_KIND, nodePrefix, sortQueue } from './queue-entry.js';
-import { formatToken } from './fencing-token.js';
+import { ENTRY_KIND, nodePrefix, sortQueue, SEQUENCE_DIGITS } from './queue-entry.js';
+import { queueToken } from './fencing-token.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { mayAbort } from './stopper.js';
 
@@ -28,7 +28,7 @@ export interface QueueGrant {
   /** Full path of the lock node this grant owns. */
   readonly path: string;
   /**
-   * Grows with every grant of the resource (see `formatToken`): for a queue, the parent's czxid and
+   * Grows with every grant of the resource (see fencing-token.ts): for a queue, the parent's czxid and
    * the node's sequence number, which are known without reading the queue again.
    */
   readonly fencingToken: string;
@@ -45,23 +45,6 @@ export interface QueueGrant {
    * lock is released with the delete alone.
    */
   readonly handOn?: boolean;
-}
-
-export interface QueueRequest {
-  /** Parent of the queue's nodes: `<rootPath>/<encoded resource>`. */
-  readonly parent: string;
-  readonly driver: LockDriver;
-  /** Small description of the acquirer, stored in its node. */
-  readonly data: Buffer;
-  /** Aborts waiting (the caller's timeout or signal). The reason is rethrown. */
-  readonly stop: AbortSignal;
-  /** Give up at once when the lock is not free (tryAcquire). */
-  readonly tryOnly: boolean;
-  /**
-   * A downgrade read: it queues in the write's session only (when that ends, the acquire fails with
-   * ZkSessionLostError instead of queueing again in the next session), and carries the write's token.
-   */
-  readonly under?: UnderWrite;
 }
 
 /** The held write a downgrade read is taken under. */
@@ -109,20 +92,12 @@ export class LockQueue {
   }
 
   /**
-   * Waits for the head of the queue. A session lost while waiting only means the node died with it:
-   * the request queues again in the next session. Resolves null only for `tryOnly`.
-   * Rejects with `stop.reason` when stopped, having removed its node (or scheduled the removal when
-   * disconnected).
-   */
-  acquire(request: QueueRequest): Promise<QueueGrant | null> {
-    return new Promise<QueueGrant | null>((resolve, reject) => {
-      this.start(request.parent, request.driver, request.data, request.stop, request.tryOnly, request.under, { granted: resolve, failed: reject });
-    });
-  }
-
-  /**
-   * `acquire`, reporting to `sink` instead of a promise: what a recipe uses, so that a waiting acquire
-   * is one QueueWaiter and the caller's promise, not a chain of suspended async calls.
+   * Queues an entry in `parent` and waits for its turn, telling `sink` once how it ended. A session
+   * lost while waiting only means the node died with it: the entry queues again in the next session
+   * (a downgrade read, `under` a write, fails instead). `stop` ends the wait, its node removed (or the
+   * removal scheduled when disconnected); `tryOnly` gives up at once (null) when the lock is taken.
+   * A sink, not a promise: a waiting acquire is one QueueWaiter and the caller's promise, not a chain
+   * of suspended async calls.
    */
   start(
     parent: string,
@@ -319,7 +294,6 @@ function nextStep(
 }
 
 /** ZooKeeper's sequence suffix of a node name. */
-const SEQUENCE_DIGITS = 10;
 /** The entries whose holders release by writing their node first (QueueGrant.handOn). */
 const HAND_ON_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 /** `run` starts with a session (a new attempt)... */
@@ -466,7 +440,7 @@ class QueueWaiter {
     return {
       session,
       path: `${this.parent}/${mine}`,
-      fencingToken: this.inheritedToken ?? formatToken({ epoch: this.queue.tokenEpoch, queueZxid: this.queueZxid, sequence: Number(mine.slice(-SEQUENCE_DIGITS)) }),
+      fencingToken: this.inheritedToken ?? queueToken(this.queue.tokenEpoch, this.queueZxid, mine),
       queueId: String(this.queueZxid),
       handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
     };

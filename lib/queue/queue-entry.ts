@@ -38,6 +38,8 @@ export function nodePrefix(kind: EntryKind, sessionId: string, permits?: number)
   return `${kind}${permits ?? ''}-${sessionId}-${nonce.toString(36)}-`;
 }
 
+/** The digits ZooKeeper appends to a sequential node's name. */
+export const SEQUENCE_DIGITS = 10;
 const NODE_NAME = /^([a-z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
 
 /** Parses a child name; names that are not lock nodes (someone else's files) give undefined. */

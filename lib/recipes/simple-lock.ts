@@ -4,7 +4,7 @@ import type { HeldLock } from './held-lock.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { QueueGrant, SessionSource } from '../queue/lock-internals.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
-import { formatToken } from '../queue/fencing-token.js';
+import { simpleToken } from '../queue/fencing-token.js';
 import { readNode } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 
@@ -80,7 +80,7 @@ export class SimpleLock implements LockRecipe {
       if (node.stat.czxid < floor) throw new ZkRolledBackError(path, floor, node.stat.czxid);
       // Found after the session's lease ran out: the session is ended, and the acquire queues again.
       if (!session.checkLease()) throw session.lost.reason as Error;
-      return { session, path, fencingToken: formatToken({ epoch: this.runtime.queue.tokenEpoch, queueZxid: node.stat.czxid }), queueId: '' };
+      return { session, path, fencingToken: simpleToken(this.runtime.queue.tokenEpoch, node.stat.czxid), queueId: '' };
     };
     let createSent = false;
     try {
