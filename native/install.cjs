@@ -190,29 +190,49 @@ function run(what, command, args, options) {
  * Each edit replaces text that must be found exactly once, or the build stops with the reason.
  */
 
-function editOnce(file, anchor, replacement) {
-  const text = fs.readFileSync(file, 'utf8');
-  const at = text.indexOf(anchor);
-  if (at === -1 || text.indexOf(anchor, at + 1) !== -1) {
-    throw new Error(`${path.relative(clientDir, file)}: expected exactly one "${anchor.trim().split('\n')[0]}" (found ${at === -1 ? 'none' : 'several'}): this version of the C client is not the one nestjs-zk-lock's edits were written for`);
+/**
+ * Applies [anchor, replacement] edits to one file of the extracted C client, in order, each anchor
+ * found exactly once; all or nothing. Returns why not (nothing written), or undefined when applied.
+ */
+function applyEdits(file, edits) {
+  let text = fs.readFileSync(file, 'utf8');
+  for (const [anchor, replacement] of edits) {
+    const at = text.indexOf(anchor);
+    if (at === -1 || text.indexOf(anchor, at + 1) !== -1) {
+      return `${path.relative(clientDir, file)}: expected exactly one "${anchor.trim().split('\n')[0]}" (found ${at === -1 ? 'none' : 'several'})`;
+    }
+    text = text.slice(0, at) + replacement + text.slice(at + anchor.length);
   }
-  fs.writeFileSync(file, text.slice(0, at) + replacement + text.slice(at + anchor.length));
+  fs.writeFileSync(file, text);
+  return undefined;
 }
 
 function editClient() {
   const adaptor = path.join(clientDir, 'src', 'zk_adaptor.h');
   const client = path.join(clientDir, 'src', 'zookeeper.c');
   const lastPing = '    struct timeval last_ping;           // time last PING was sent\n';
-  editOnce(adaptor, lastPing, `${lastPing}    /* nestjs-zk-lock (native/install.cjs): pings on the current connection, for ping_answered_age */
+  const sendPing = ' int send_ping(zhandle_t* zh)\n {\n';
+  const stamp = '    get_system_time(&zh->last_ping);\n';
+  const reconnect = '        zh->last_ping = now;\n';
+  const reply = '        if (hdr.xid == PING_XID) {\n';
+  const created = '    zh->fd = calloc(1, sizeof(zsock_t));\n';
+  const problem =
+    applyEdits(adaptor, [
+      [
+        lastPing,
+        `${lastPing}    /* nestjs-zk-lock (native/install.cjs): pings on the current connection, for ping_answered_age */
     int64_t nzl_pings_sent;             // pings sent
     int64_t nzl_pings_answered;         // ping replies received
     int64_t nzl_ping_sent_ns[NZL_PING_RING]; // CLOCK_MONOTONIC send time of ping k at [k % NZL_PING_RING]
     int64_t nzl_ping_answered_ns;       // send time (lower bound) of the latest answered ping, or -1
-`);
-  editOnce(adaptor, '#define PING_XID -2\n', '#define PING_XID -2\n#define NZL_PING_RING 8\n');
-
-  const sendPing = ' int send_ping(zhandle_t* zh)\n {\n';
-  editOnce(client, sendPing, `/* nestjs-zk-lock (native/install.cjs): the send times of pings, for ping_answered_age. */
+`,
+      ],
+      ['#define PING_XID -2\n', '#define PING_XID -2\n#define NZL_PING_RING 8\n'],
+    ]) ??
+    applyEdits(client, [
+      [
+        sendPing,
+        `/* nestjs-zk-lock (native/install.cjs): the send times of pings, for ping_answered_age. */
 static int64_t nzl_now_ns(void)
 {
     struct timespec ts;
@@ -262,16 +282,15 @@ int64_t zoo_nzl_ping_answered_age_ns(zhandle_t *zh)
     return now - zh->nzl_ping_answered_ns;
 }
 
-${sendPing}`);
-  const stamp = '    get_system_time(&zh->last_ping);\n';
-  editOnce(client, stamp, `${stamp}    nzl_ping_sent(zh);\n`);
-  const reconnect = '        zh->last_ping = now;\n';
-  editOnce(client, reconnect, `${reconnect}        nzl_pings_reset(zh);\n`);
-  const reply = '        if (hdr.xid == PING_XID) {\n';
-  editOnce(client, reply, `${reply}            nzl_ping_answered(zh);\n`);
-  // A handle that never connected reports none.
-  const created = '    zh->fd = calloc(1, sizeof(zsock_t));\n';
-  editOnce(client, created, `${created}    zh->nzl_ping_answered_ns = -1;\n`);
+${sendPing}`,
+      ],
+      [stamp, `${stamp}    nzl_ping_sent(zh);\n`],
+      [reconnect, `${reconnect}        nzl_pings_reset(zh);\n`],
+      [reply, `${reply}            nzl_ping_answered(zh);\n`],
+      // A handle that never connected reports none.
+      [created, `${created}    zh->nzl_ping_answered_ns = -1;\n`],
+    ]);
+  if (problem) throw new Error(`${problem}: this version of the C client is not the one nestjs-zk-lock's edits were written for`);
 }
 
 const clientLibrary = path.join(clientDir, '.libs', 'libzookeeper_st.la');
@@ -307,11 +326,9 @@ function nodeOpenSslHeaders() {
   return fs.existsSync(path.join(include, 'openssl', 'ssl.h')) ? include : undefined;
 }
 
-/** Each [from, to] must match exactly once in src/zookeeper.c; returns false (nothing written) otherwise. */
+/** Makes the TLS handshake non-blocking and bounded (applyEdits: all or nothing); whether it applied. */
 function patchHandshake() {
-  const file = path.join(clientDir, 'src', 'zookeeper.c');
-  let source = fs.readFileSync(file, 'utf8');
-  const edits = [
+  return applyEdits(path.join(clientDir, 'src', 'zookeeper.c'), [
     // init_ssl_for_socket: for the handler's own socket (fail_on_error), hand the wait back to the
     // event loop instead of select()ing until the server answers.
     [
@@ -360,14 +377,7 @@ function patchHandshake() {
         '                return handle_socket_error_msg(zh, __LINE__, __func__, ZSSLCONNECTIONERROR, "could not set up TLS");\n' +
         '            }\n            return ZSSLCONNECTIONERROR;\n        }\n    }\n#endif',
     ],
-  ];
-  for (const [from, to] of edits) {
-    const at = source.indexOf(from);
-    if (at < 0 || source.indexOf(from, at + 1) >= 0) return false;
-    source = source.slice(0, at) + to + source.slice(at + from.length);
-  }
-  fs.writeFileSync(file, source);
-  return true;
+  ]) === undefined;
 }
 
 function readStamp() {
