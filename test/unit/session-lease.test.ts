@@ -7,7 +7,8 @@ describe('a session lease (fake clock)', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  function lease(answer: 'answer' | 'silence') {
+  /** A 1,000 ms lease whose reads are answered or not, and whose session's pings are answered when `pingAnsweredAt` says. */
+  function lease(answer: 'answer' | 'silence', pingAnsweredAt?: () => number | undefined) {
     const expired: number[] = [];
     let probes = 0;
     const l: SessionLease = new SessionLease(
@@ -19,6 +20,7 @@ describe('a session lease (fake clock)', () => {
         return Promise.resolve();
       },
       (silentMs) => expired.push(silentMs),
+      pingAnsweredAt,
     );
     return { l, expired, probes: () => probes };
   }
@@ -70,26 +72,12 @@ describe('a session lease (fake clock)', () => {
 
   /** A lease whose reads go unanswered, with pings answered every `everyMs` (sent `rttMs` before the answer is seen). */
   function pinged(everyMs: number, rttMs = 5) {
-    const expired: number[] = [];
-    let probes = 0;
-    let pingSentAt: number | undefined;
     const start = performance.now();
-    const l = new SessionLease(
-      1000,
-      () => {
-        probes += 1;
-        return Promise.resolve();
-      },
-      (silentMs) => expired.push(silentMs),
-      () => {
-        // The latest ping answered by now: sent at a multiple of everyMs, answered rttMs later.
-        const now = performance.now() - start;
-        const k = Math.floor((now - rttMs) / everyMs);
-        pingSentAt = k >= 1 ? start + k * everyMs : undefined;
-        return pingSentAt;
-      },
-    );
-    return { l, expired, probes: () => probes };
+    return lease('silence', () => {
+      // The latest ping answered by now: sent at a multiple of everyMs, answered rttMs later.
+      const k = Math.floor((performance.now() - start - rttMs) / everyMs);
+      return k >= 1 ? start + k * everyMs : undefined;
+    });
   }
 
   it("pings answered more often than half the lease keep it by themselves: no reads, and it never runs out", async () => {
