@@ -48,15 +48,20 @@ export class SessionLease {
    * first answer. Looks at the pings only once the answers alone have run out.
    */
   get validUntil(): number {
-    const until = this.lastContact + this.lengthMs;
-    if (this.ended || performance.now() < until) return until;
-    this.heardPing();
-    return this.lastContact + this.lengthMs;
+    return this.untilAt(performance.now());
   }
 
   /** Whether the lease still runs now. */
   isValid(now = performance.now()): boolean {
-    return now < this.validUntil;
+    return now < this.untilAt(now);
+  }
+
+  /** validUntil, as seen at `now`: the pings are looked at only once the answers alone have run out. */
+  private untilAt(now: number): number {
+    const until = this.lastContact + this.lengthMs;
+    if (this.ended || now < until) return until;
+    this.heardPing();
+    return this.lastContact + this.lengthMs;
   }
 
   /** Counts the latest answered ping as contact. */
@@ -91,7 +96,7 @@ export class SessionLease {
   checkNow(): boolean {
     if (this.ended) return false;
     const now = performance.now();
-    if (now < this.validUntil) return true; // (validUntil has looked at the pings)
+    if (now < this.untilAt(now)) return true;
     this.ended = true;
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -116,7 +121,7 @@ export class SessionLease {
     if (this.ended || this.users === 0) return;
     this.heardPing(); // a ping answered since the last look may make the read unneeded
     const now = performance.now();
-    const until = this.validUntil;
+    const until = this.lastContact + this.lengthMs;
     if (now >= until) {
       this.ended = true;
       this.onExpired(now - this.lastContact);
