@@ -27,31 +27,18 @@ fixtures=$repo/test/packaging
 work=$(mktemp -d "${TMPDIR:-/tmp}/nestjs-zk-lock-packaging.XXXXXX")
 started=$SECONDS
 pids=()
+zk_helper=
 zk_pid=
-
-step() { printf '\n== %s  [%ss]\n' "$*" $((SECONDS - started)); }
-fail() {
-  printf '\ntest-packaging: FAIL: %s\n' "$*" >&2
-  exit 1
-}
-# Prints the end of a log under a failure message, so CI output shows why.
-show_log() { echo "--- last lines of $1:" >&2; tail -n "${2:-40}" "$1" >&2 || true; echo "---" >&2; }
-
-stop_pid() {
-  local pid=$1 waited=0
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null && [ $waited -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
+script_name=test-packaging
+# step, fail, show_log, stop_pid, start_zk_helper, stop_zk_helper
+source "$repo/scripts/lib/packed-app-support.sh"
 
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
   local pid
   for pid in "${pids[@]}"; do stop_pid "$pid"; done
-  # The helper stops its server on SIGTERM; this covers a helper that died without doing so.
-  if [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null; then kill -KILL "$zk_pid" 2>/dev/null || true; fi
+  stop_zk_helper
   if [ $status -eq 0 ] && [ -z "${KEEP_PACKAGING_DIR:-}" ]; then
     rm -rf "$work"
   else
@@ -211,17 +198,7 @@ done
 echo "node_modules/.bin/nestjs-zk-lock runs in every app"
 
 step "start a real ZooKeeper with the installed testing kit"
-(cd "$work/nest12-esm" && exec node zk-server.mjs "$work/zk.json" >"$work/zk-server.log" 2>&1) &
-pids+=($!)
-helper=$!
-for _ in $(seq 1 600); do
-  [ -s "$work/zk.json" ] && break
-  kill -0 "$helper" 2>/dev/null || { show_log "$work/zk-server.log"; fail "the ZooKeeper helper exited before the server served"; }
-  sleep 0.1
-done
-[ -s "$work/zk.json" ] || { show_log "$work/zk-server.log"; fail "ZooKeeper did not start within 60 s"; }
-zk=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).connectString' "$work/zk.json")
-zk_pid=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid' "$work/zk.json")
+start_zk_helper "$work/nest12-esm"
 echo "ZooKeeper serves on $zk (pid $zk_pid)"
 
 step "start both apps on it, sharing one counter file"

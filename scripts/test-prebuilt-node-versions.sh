@@ -27,22 +27,15 @@ started=$SECONDS
 zk_helper=
 zk_pid=
 
+script_name=test-prebuilt-node-versions
+# step, fail, show_log, stop_pid, start_zk_helper, stop_zk_helper
+source "$repo/scripts/lib/packed-app-support.sh"
+
 say() { printf '%s\n' "$*"; }
-step() { printf '\n== %s  [%ss]\n' "$*" $((SECONDS - started)); }
-fail() {
-  printf '\ntest-prebuilt-node-versions: FAIL: %s\n' "$*" >&2
-  exit 1
-}
-show_log() { echo "--- last lines of $1:" >&2; tail -n "${2:-30}" "$1" >&2 || true; echo "---" >&2; }
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
-  if [ -n "$zk_helper" ] && kill -0 "$zk_helper" 2>/dev/null; then
-    kill -TERM "$zk_helper" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$zk_helper" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$zk_helper" 2>/dev/null || true
-  fi
-  if [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null; then kill -KILL "$zk_pid" 2>/dev/null || true; fi
+  stop_zk_helper
   if [ $status -eq 0 ] && [ -z "${KEEP_DIR:-}" ]; then rm -rf "$work"; else echo "test-prebuilt-node-versions: kept $work (apps and logs)" >&2; fi
   exit $status
 }
@@ -110,16 +103,7 @@ done
 
 step "a real ZooKeeper"
 first=$work/app-${versions[0]}
-(cd "$first" && exec node zk-server.mjs "$work/zk.json" >"$work/zk-server.log" 2>&1) &
-zk_helper=$!
-for _ in $(seq 1 600); do
-  [ -s "$work/zk.json" ] && break
-  kill -0 "$zk_helper" 2>/dev/null || { show_log "$work/zk-server.log"; fail "the ZooKeeper helper exited before the server served"; }
-  sleep 0.1
-done
-[ -s "$work/zk.json" ] || fail "ZooKeeper did not start within 60 s"
-zk=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).connectString' "$work/zk.json")
-zk_pid=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).pid' "$work/zk.json")
+start_zk_helper "$first"
 say "ZooKeeper serves on $zk"
 
 step "take a lock under each Node.js"
