@@ -2,7 +2,8 @@ export { ZkLockModule } from './nest/zk-lock.module.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
-export type { LockHandle, AcquireOptions, HeldLockInfo, LockMode, LockKind, LockTarget } from './recipes/lock-handle.js';
+export type { LockHandle, AcquireOptions, HeldLockInfo, LockTarget } from './recipes/lock-handle.js';
+export type { LockMode, LockKind } from './recipes/lock-kind.js';
 // Observability: LockService.events$, metrics without a metrics library (the health check is in nestjs-zk-lock/health).
 export type {
   LockEvent,
@@ -54,7 +55,8 @@ export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lo
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions, ZkTlsFailure } from './zookeeper/zk-tls.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
-export { FairLock, ReadWriteLock, Semaphore, QueueLock, MAX_PERMITS } from './recipes/queue-lock.js';
+export { FairLock, ReadWriteLock, Semaphore, QueueLock } from './recipes/queue-lock.js';
+export { MAX_PERMITS } from './recipes/lock-kind.js';
 export { SimpleLock } from './recipes/simple-lock.js';
 export { CohortLock } from './recipes/cohort-lock.js';
 export type { CohortOptions } from './recipes/cohort-lock.js';

@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../errors.js';
 import type { LockSlot } from './lock-context.js';
-import type { AcquireOptions, LockKind } from '../recipes/lock-handle.js';
-import { validateLockKind } from '../recipes/recipe-set.js';
+import type { AcquireOptions } from '../recipes/lock-handle.js';
+import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
 import { Stopper } from '../queue/stopper.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */

@@ -1,7 +1,8 @@
 import { Observable, Subject } from 'rxjs';
 import type { ContextTaker } from '../context/context-locks.js';
 import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from '../errors.js';
-import type { LockHandle, LockMode } from '../recipes/lock-handle.js';
+import type { LockHandle } from '../recipes/lock-handle.js';
+import type { LockMode } from '../recipes/lock-kind.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 

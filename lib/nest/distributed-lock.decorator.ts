@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors.js';
-import { validateLockKind } from '../recipes/recipe-set.js';
+import { validateLockKind } from '../recipes/lock-kind.js';
 import type { DistributedLockOptions, DistributedLockSpec, LockResource } from './distributed-lock.options.js';
 import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';

@@ -1,4 +1,4 @@
-import type { LockKind } from '../recipes/lock-handle.js';
+import type { LockKind } from '../recipes/lock-kind.js';
 
 /**
  * The resource a method locks: a fixed name, or a function of the method's arguments returning a

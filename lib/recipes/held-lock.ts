@@ -2,7 +2,7 @@ import { type LockLossReason, LockLostError, LockNotHeldError } from '../errors.
 import type { LockHandle } from './lock-handle.js';
 import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session.js';
-import type { QueueGrant } from '../queue/lock-internals.js';
+import type { QueueGrant } from '../queue/queue.types.js';
 
 /**
  * How a held lock gives its node back: the NodeRemover deletes it; a cohort may instead hand it to

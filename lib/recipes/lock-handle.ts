@@ -1,3 +1,5 @@
+import type { LockKind } from './lock-kind.js';
+
 /** A held lock. Returned by `acquire`, passed to the `withLock` callback. */
 export interface LockHandle {
   /** The resource name as the caller gave it. */
@@ -45,35 +47,8 @@ export interface LockHandle {
   release(): Promise<void>;
 }
 
-/**
- * How a lock is shared:
- * - `exclusive` (default): the fair exclusive lock; one holder, first come, first served.
- * - `read` / `write`: the shared read/write lock. Readers overlap; a writer is alone; a queued writer
- *   is never overtaken by later readers. A write also excludes `exclusive` holders of the same name
- *   (they are the same lock to each other).
- * - `simple`: one EPHEMERAL node that every contender tries to create. Exclusive, but unfair and a
- *   release wakes every waiter: for rarely contended names only. Cannot share a name with the others.
- */
-export type LockMode = 'exclusive' | 'read' | 'write' | 'simple';
-
 /** What to lock: a resource name, or a name with its own mode or semaphore permits (for acquireAll). */
 export type LockTarget = string | ({ resource: string } & LockKind);
-
-/** The kind of lock: a mode, or a semaphore's permits. */
-export interface LockKind {
-  /**
-   * Which lock: `'exclusive'` (the fair lock), `'read'` / `'write'` (the shared read/write lock, where
-   * a write excludes everything and reads share), or `'simple'` (one node, unfair, no queue).
-   * @default 'exclusive'
-   */
-  mode?: LockMode;
-  /**
-   * Makes it a semaphore: up to `permits` holders at once, first come, first served. Every user of
-   * the resource must give the same number. Cannot be combined with a mode other than `exclusive`.
-   * @default undefined (a lock, not a semaphore)
-   */
-  permits?: number;
-}
 
 /** Options of one acquire. */
 export interface AcquireOptions extends LockKind {

@@ -1,9 +1,10 @@
-import { InvalidOptionsError, LockLostError, shown } from '../errors.js';
+import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
+import { validatePermits } from './lock-kind.js';
 import { ENTRY_KIND } from '../queue/queue-entry.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
-import type { SessionSource, UnderWrite } from '../queue/lock-internals.js';
+import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /** A lock type made of a queue of sequential nodes and a driver that says who holds. */
@@ -44,7 +45,7 @@ export class QueueLock implements LockRecipe {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      runtime.queue.start(runtime.pathOf(resource), this.driver, runtime.dataOf(options), stop, noWait, under, sink),
+      runtime.queue.start({ parent: runtime.pathOf(resource), driver: this.driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
     );
   }
 }
@@ -131,9 +132,6 @@ function lostReason(lock: HeldLock): Error {
     : new LockLostError(lock.resource, lock.fencingToken, 'the write lock was released or lost before the read could be taken under it');
 }
 
-/** Largest permit count: it is written into node names. */
-export const MAX_PERMITS = 1_000_000;
-
 /**
  * A fair counting semaphore: up to `permits` holders of a resource at once, first come, first
  * served, and a release wakes only the waiter that may proceed. Every user of one resource must
@@ -144,11 +142,4 @@ export class Semaphore extends QueueLock {
   constructor(source: SessionSource | RecipeRuntime, options: RecipeOptions & { permits: number }) {
     super(source, semaphoreDriver(validatePermits(options.permits)), options);
   }
-}
-
-export function validatePermits(permits: unknown): number {
-  if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 1 || permits > MAX_PERMITS) {
-    throw new InvalidOptionsError('permits', `must be a whole number from 1 to ${MAX_PERMITS}, got ${shown(permits)}`);
-  }
-  return permits;
 }

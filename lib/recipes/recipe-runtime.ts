@@ -3,7 +3,8 @@ import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
 import { HeldLock } from './held-lock.js';
-import { LockQueue, type QueueGrant, type QueueSink, type SessionSource } from '../queue/lock-internals.js';
+import { LockInternals } from '../queue/lock-internals.js';
+import type { QueueGrant, QueueSink, SessionSource } from '../queue/queue.types.js';
 import { NodeRemover } from '../queue/node-remover.js';
 import { Stopper } from '../queue/stopper.js';
 
@@ -86,7 +87,7 @@ export type Grab = (stop: AbortSignal, noWait: boolean, sink: QueueSink) => void
 export class RecipeRuntime {
   readonly rootPath: string;
   readonly remover: NodeRemover;
-  readonly queue: LockQueue;
+  readonly queue: LockInternals;
   readonly connectWaitMs: number;
   readonly acl: readonly ZkAcl[] | undefined;
 
@@ -97,7 +98,7 @@ export class RecipeRuntime {
     this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
     this.remover = new NodeRemover(options.onBackgroundError);
     this.acl = options.acl;
-    this.queue = new LockQueue(sessions, {
+    this.queue = new LockInternals(sessions, {
       rootPath: this.rootPath,
       remover: this.remover,
       acl: options.acl,

@@ -1,10 +1,9 @@
-import { InvalidOptionsError, shown } from '../errors.js';
-import type { LockKind } from './lock-handle.js';
+import { type LockKind, validatePermits } from './lock-kind.js';
 import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
-import type { SessionSource } from '../queue/lock-internals.js';
+import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
-import { FairLock, ReadWriteLock, Semaphore, validatePermits } from './queue-lock.js';
+import { FairLock, ReadWriteLock, Semaphore } from './queue-lock.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
 import { SimpleLock } from './simple-lock.js';
 import { CohortLock, type CohortOptions } from './cohort-lock.js';
@@ -19,7 +18,6 @@ export interface LockRecipesOptions extends RecipeOptions {
   cohort?: CohortOptions | false;
 }
 
-const MODES = new Set(['exclusive', 'read', 'write', 'simple']);
 
 /** Every recipe of one client, sharing one runtime: what LockService picks from by mode. */
 export class LockRecipes {
@@ -101,18 +99,5 @@ export class LockRecipes {
       if (recipe instanceof CohortLock) localWaiters += recipe.localWaiters(inspection.resource);
     }
     return { ...inspection, localWaiters };
-  }
-}
-
-/** Checks a mode / permits pair from a caller. */
-export function validateLockKind(kind: LockKind, where = ''): void {
-  if (kind.mode !== undefined && !MODES.has(kind.mode)) {
-    throw new InvalidOptionsError(`${where}mode`, `must be 'exclusive', 'read', 'write' or 'simple', got ${shown(kind.mode)}`);
-  }
-  if (kind.permits !== undefined) {
-    validatePermits(kind.permits);
-    if (kind.mode !== undefined && kind.mode !== 'exclusive') {
-      throw new InvalidOptionsError(`${where}permits`, `makes a semaphore, which has no mode; drop mode '${kind.mode}'`);
-    }
   }
 }

@@ -2,7 +2,7 @@ import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyErro
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
 import type { HeldLock } from './held-lock.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
-import type { QueueGrant, SessionSource } from '../queue/lock-internals.js';
+import type { QueueGrant, SessionSource } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { simpleToken } from '../queue/fencing-token.js';
 import { readNode } from '../zookeeper/session-retry.js';

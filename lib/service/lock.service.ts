@@ -15,7 +15,8 @@ import { currentLockContext, type LockContext, runInLockContext } from '../conte
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
-import type { AcquireOptions, HeldLockInfo, LockHandle, LockKind, LockTarget } from '../recipes/lock-handle.js';
+import type { AcquireOptions, HeldLockInfo, LockHandle, LockTarget } from '../recipes/lock-handle.js';
+import type { LockKind } from '../recipes/lock-kind.js';
 import type { HeldLock } from '../recipes/held-lock.js';
 import type { LockInspection } from '../recipes/inspect.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';

@@ -17,7 +17,7 @@ const MAX_QUEUES = 10_000;
  * listing right after our own create that shows a lower zxid, or the same parent with a cversion no
  * higher than seen before, means the servers were restored: from an empty data directory (zxids
  * start over) or from a backup (a new epoch, so zxids go on growing, but the parent's sequence
- * numbers go back). Tokens would then go backwards (see LockQueue.enqueue).
+ * numbers go back). Tokens would then go backwards (see LockInternals.enqueue).
  */
 export class ZxidWatermark {
   private highestSeen = 0;

@@ -1,4 +1,4 @@
-import type { SessionSource } from '../../lib/queue/lock-internals.js';
+import type { SessionSource } from '../../lib/queue/queue.types.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 
 /**

@@ -1,0 +1,338 @@
+/**
+ * A waiter's state machine: one acquire in the queue, from its session to a grant, null (tryOnly) or
+ * an error, told to its sink. LockInternals (lock-internals.ts) creates one per acquire and lends it
+ * the shared mechanics (enqueue, poke, the sessions' ends).
+ *
+ * Heap. A waiting acquire costs this object, its watches and the caller's promise, and nothing else:
+ * no suspended async call, no closure per wait. To keep it so, the constructor sets every field (one
+ * object layout for all waiters), `round` never becomes -0 (it stays a small integer), and the watch
+ * callback is a bound method rather than a closure. `npm run bench -- --only heap` measures it:
+ * about 2,000 bytes per waiting LockService acquire, most of it the watches and the promise.
+ */
+import { ZkConnectionLossError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
+import { readChildren } from '../zookeeper/session-retry.js';
+import type { LockDriver } from './lock-driver.js';
+import { ENTRY_KIND, nodePrefix, sortQueue, SEQUENCE_DIGITS } from './queue-entry.js';
+import { queueToken } from './fencing-token.js';
+import { mayAbort } from './stopper.js';
+import type { QueueGrant, QueueSink, QueuedEntry, WaiterHost, WaiterSpec } from './queue.types.js';
+
+/** What one listing of the queue means for one attempt. */
+type Step =
+  | { kind: 'vanished'; extras: string[] }
+  | { kind: 'granted'; extras: string[]; wakeNext: boolean; successors: boolean }
+  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean; handedOn: boolean };
+
+/**
+ * Reads a listing for one attempt: our place (updating `attempt.mine` and `attempt.queueZxid`),
+ * duplicates of ours to delete, and the driver's decision, as paths.
+ */
+function nextStep(
+  list: ChildList,
+  attempt: { readonly prefix: string; mine: string | undefined; queueZxid: number },
+  driver: LockDriver,
+  parent: string,
+): Step {
+  attempt.queueZxid = list.stat.czxid;
+  const queue = sortQueue(list.children);
+  const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
+  if (ours.length === 0) {
+    // Our node vanished while the session lives: deleted by hand, or its parent re-created.
+    attempt.mine = undefined;
+    return { kind: 'vanished', extras: [] };
+  }
+  // A create retried after a lost reply can leave two nodes of ours (the first one applied late on
+  // another server): the lowest is our place, the others must go, or we wait on ourselves.
+  attempt.mine = ours[0]!.name;
+  const extras = ours.slice(1).map((extra) => `${parent}/${extra.name}`);
+  const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
+  const place = effective.indexOf(ours[0]!);
+  const decision = driver.decide(effective, place);
+  if (decision.granted) {
+    return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, successors: place + 1 < effective.length };
+  }
+  return {
+    kind: 'wait',
+    extras,
+    watch: decision.watch.map((entry) => `${parent}/${entry.name}`),
+    pokable: decision.pokable === true,
+    handedOn: decision.handedOn === true,
+  };
+}
+
+/** The entries whose holders release by writing their node first (QueueGrant.handOn). */
+const HAND_ON_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
+/** `run` starts with a session (a new attempt)... */
+const FRESH = Symbol('fresh');
+/** ...or after a watched node changed: list the queue again... */
+const RELIST = Symbol('relist');
+/** ...or the holder it watched released it to us (`Decision.handedOn`): a grant, without listing... */
+const HANDED = Symbol('handed');
+/** ...or goes on after an answer it was waiting for. A run that leaves the waiter watching ends with it. */
+const WATCHING = Symbol('watching');
+
+/**
+ * One acquire in the queue: its place (the node of the current attempt, in the current session)
+ * and, while it waits, its watches. Waiting costs this object and its watches only: no call stays
+ * suspended. `run` goes from a session, or from a wake-up, to the next wait or to the end (a grant,
+ * null, or an error, told to the sink); a watch, the stop signal or the session's end wakes it.
+ *
+ * The course is Curator's LockInternals: enqueue one EPHEMERAL_SEQUENTIAL node, list, ask the driver,
+ * watch whom it says, list again when that changes, and remove the node on every way out that is not
+ * a grant. A session lost while waiting only means the node died with it: the acquire queues again
+ * in the next session, unless pinned to one session.
+ */
+export class QueueWaiter implements QueuedEntry {
+  session: ZkSessionApi | undefined;
+  /** The prefix while our node's name is unknown (then it is the name's start). */
+  private ownPrefix: string | undefined;
+  private node: string | undefined;
+  /** A create was sent whose node may exist even though its name is unknown. */
+  createSent = false;
+  /** The czxid of the queue's parent, from the last listing: the first part of a grant's token. */
+  queueZxid = 0;
+  /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
+  private watches: NodeWatch | NodeWatch[] | undefined;
+  /**
+   * Counts waits, so that a late answer about an earlier wait is ignored: positive while waiting
+   * (the current wait's number), negated when it ends.
+   */
+  private round = 0;
+  /** The current wait is on a holder whose release grants us the lock (`Decision.handedOn`). */
+  private handedOn: boolean;
+
+  readonly parent: string;
+  private readonly driver: LockDriver;
+  readonly data: Buffer;
+  readonly stop: AbortSignal;
+  private readonly tryOnly: boolean;
+  /** Queue in this session only (a downgrade read): its end fails the acquire. */
+  private readonly pinned: ZkSessionApi | undefined;
+  /** The token of the write a downgrade read is taken under, which the read carries. */
+  private readonly inheritedToken: string | undefined;
+
+  /** Copies what it needs out of `spec`, which it does not keep (see Heap, above). */
+  constructor(
+    private readonly host: WaiterHost,
+    spec: WaiterSpec,
+    private readonly sink: QueueSink,
+  ) {
+    this.parent = spec.parent;
+    this.driver = spec.driver;
+    this.data = spec.data;
+    this.stop = spec.stop;
+    this.tryOnly = spec.tryOnly;
+    this.pinned = spec.under?.session;
+    this.inheritedToken = spec.under?.fencingToken;
+    this.session = undefined;
+    this.ownPrefix = undefined;
+    this.node = undefined;
+    this.watches = undefined;
+    this.handedOn = false;
+  }
+
+  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  get prefix(): string {
+    return this.ownPrefix ?? this.node!.slice(0, -SEQUENCE_DIGITS);
+  }
+
+  /** Our node's name, once known. */
+  get mine(): string | undefined {
+    return this.node;
+  }
+
+  set mine(name: string | undefined) {
+    if (name !== undefined) this.ownPrefix = undefined; // the name starts with it: no need to keep both
+    else if (this.node !== undefined) this.ownPrefix = this.prefix;
+    this.node = name;
+  }
+
+  /** Starts the first attempt. */
+  start(): void {
+    void this.run(FRESH);
+  }
+
+  /**
+   * From `resume` (FRESH, RELIST, or the error that ended a wait) to the next wait or the end. Never
+   * rejects: every outcome goes to the sink.
+   */
+  async run(resume: unknown): Promise<void> {
+    for (;;) {
+      let session = this.session;
+      if (!session) {
+        try {
+          session = this.pinned ?? (await this.host.sessions.session(this.stop));
+        } catch (error) {
+          this.sink.failed(error);
+          return;
+        }
+        this.session = session;
+        this.node = undefined;
+        this.ownPrefix = nodePrefix(this.driver.kind, session.id, this.driver.permits);
+        this.createSent = false;
+        resume = FRESH;
+      }
+      let outcome: QueueGrant | null | typeof WATCHING;
+      try {
+        // A wait ended by the stop signal or the session's end: the clean-up below starts at once,
+        // so the delete is sent before whoever aborted hears of it.
+        if (resume === HANDED) outcome = this.grant(session, true);
+        else if (resume !== FRESH && resume !== RELIST) throw resume;
+        else outcome = await this.step(session, resume);
+      } catch (error) {
+        if (!session.lost.aborted) await this.giveBack(session);
+        if (this.stop.aborted) return this.sink.failed(this.stop.reason); // whatever else went wrong, the caller stopped first
+        if (error instanceof ZkSessionLostError && !this.pinned) {
+          this.session = undefined; // our node died with the session: queue again
+          continue;
+        }
+        return this.sink.failed(error);
+      }
+      if (outcome === WATCHING) return;
+      const grant = outcome;
+      if (grant?.session.lost.aborted) {
+        if (this.pinned) return this.sink.failed(this.pinned.lost.reason);
+        this.session = undefined; // granted, then the session ended: the node is gone
+        continue;
+      }
+      if (grant && this.stop.aborted) {
+        // Granted in the same instant the caller gave up: hand the lock straight back.
+        this.host.remover.removeSoon(session, grant.path);
+        return this.sink.failed(this.stop.reason);
+      }
+      // A grant that came after the session's lease ran out (a hand-on read late) cannot be trusted:
+      // the session is ended now, its node with it, and the acquire queues again.
+      if (grant && !session.checkLease()) {
+        if (this.pinned) return this.sink.failed(session.lost.reason);
+        this.session = undefined;
+        continue;
+      }
+      return this.sink.granted(grant);
+    }
+  }
+
+  /**
+   * The grant of our node, as it stands. `handOn` (see QueueGrant): when we waited, or saw entries
+   * after ours, someone likely waits on us.
+   */
+  private grant(session: ZkSessionApi, handOn: boolean): QueueGrant {
+    const mine = this.mine!;
+    return {
+      session,
+      path: `${this.parent}/${mine}`,
+      fencingToken: this.inheritedToken ?? queueToken(this.host.tokenEpoch, this.queueZxid, mine),
+      queueId: String(this.queueZxid),
+      handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
+    };
+  }
+
+  /** One attempt in one session, from `resume` to a grant, null (tryOnly), or a wait (WATCHING). */
+  private async step(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
+    const { parent, host } = this;
+    let list: ChildList | undefined =
+      resume === FRESH ? await host.enqueue(session, this) : await readChildren(session, parent, this.stop);
+    for (;;) {
+      const step = nextStep(list, this, this.driver, parent);
+      list = undefined;
+      for (const extra of step.extras) host.remover.removeSoon(session, extra);
+      if (step.kind === 'vanished') {
+        list = await host.enqueue(session, this);
+        continue;
+      }
+      const path = `${parent}/${this.mine}`;
+      if (step.kind === 'granted') {
+        if (step.wakeNext) host.poke(session, path, this.data);
+        return this.grant(session, resume === RELIST || step.successors);
+      }
+      if (this.tryOnly) {
+        this.mine = undefined;
+        this.createSent = false;
+        await host.remover.remove(session, path);
+        return null;
+      }
+      if (!session.connected) await session.whenConnected(this.stop);
+      this.stop.throwIfAborted();
+      if (session.lost.aborted) throw session.lost.reason;
+      this.watch(session, step.watch, step.pokable, step.handedOn);
+      return WATCHING;
+    }
+  }
+
+  /**
+   * Waits until any of `paths` changes or is gone, or the connection drops (listing again after
+   * reconnecting tells what happened). With `pokable`, a node whose data was already written when
+   * the watch was set counts as changed. With `handedOn`, a write to the node, before or after the
+   * watch was set, is its holder's release to us: a grant. The stop signal and the session's end
+   * interrupt the wait.
+   */
+  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, handedOn: boolean): void {
+    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (see Heap)
+    this.round = round;
+    this.handedOn = handedOn;
+    this.host.track(session, this);
+    if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
+    // Ending a wait cancels its watches, so the watch callback needs no round (a bound method, see
+    // Heap). The answers setting the watches are checked against the round.
+    const changed = this.changed.bind(this);
+    const onArmed = (stat: WatchedStat | null): void => {
+      if (stat && handedOn && stat.version > 0) this.wake(round, HANDED);
+      else if (!stat || (pokable && stat.version > 0)) this.wake(round, RELIST);
+    };
+    // A dropped connection: listing again after reconnecting tells what happened.
+    const onFailed = (error: unknown): void => this.wake(round, error instanceof ZkConnectionLossError ? RELIST : error);
+    for (const path of paths) {
+      const watch = session.watchNode(path, changed);
+      if (round !== this.round) {
+        watch.cancel(); // woken already
+        break;
+      }
+      if (paths.length === 1) this.watches = watch;
+      else ((this.watches ??= []) as NodeWatch[]).push(watch);
+      watch.armed.then(onArmed, onFailed);
+    }
+  }
+
+  /** A watched node changed. */
+  private changed(change: NodeChange): void {
+    this.wake(this.round, change === 'changed' && this.handedOn ? HANDED : RELIST);
+  }
+
+  /** The stop signal aborted. */
+  handleEvent(): void {
+    this.wake(this.round, this.stop.reason);
+  }
+
+  /** The session ended. */
+  interrupt(reason: unknown): void {
+    this.wake(this.round, reason);
+  }
+
+  /** Ends the wait of `round` (if it still is the current one) and runs on from `resume`. */
+  private wake(round: number, resume: unknown): void {
+    if (round <= 0 || round !== this.round || !this.session) return;
+    this.round = -round;
+    const watches = this.watches;
+    this.watches = undefined;
+    if (Array.isArray(watches)) for (const watch of watches) watch.cancel();
+    else watches?.cancel();
+    if (mayAbort(this.stop)) this.stop.removeEventListener('abort', this);
+    this.host.untrack(this.session, this);
+    void this.run(resume);
+  }
+
+  /**
+   * An attempt failed while its session lives: deletes our node, waiting for one try while connected
+   * (so that a timed-out acquire has cleaned up when it rejects), or the nodes a create of unknown
+   * outcome may have made.
+   */
+  private async giveBack(session: ZkSessionApi): Promise<void> {
+    const { remover } = this.host;
+    try {
+      if (this.mine !== undefined) await remover.removeBounded(session, `${this.parent}/${this.mine}`);
+      else if (this.createSent) remover.removeByPrefixSoon(session, this.parent, this.prefix);
+    } catch (error) {
+      remover.report(error);
+    }
+  }
+}

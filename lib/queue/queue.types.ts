@@ -1,0 +1,94 @@
+import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { LockDriver } from './lock-driver.js';
+import type { NodeRemover } from './node-remover.js';
+
+/** Where the queue gets its session: ZkConnection, or a fake in unit tests. */
+export interface SessionSource {
+  session(signal?: AbortSignal): Promise<ZkSessionApi>;
+}
+
+/** A granted lock node. */
+export interface QueueGrant {
+  readonly session: ZkSessionApi;
+  /** Full path of the lock node this grant owns. */
+  readonly path: string;
+  /**
+   * Grows with every grant of the resource (see fencing-token.ts): for a queue, the parent's czxid and
+   * the node's sequence number, which are known without reading the queue again.
+   */
+  readonly fencingToken: string;
+  /**
+   * Which incarnation of the queue granted it: the parent's czxid (a reaped and re-created parent
+   * restarts its sequence numbers). Empty for the simple lock, which has no queue.
+   */
+  readonly queueId: string;
+  /**
+   * Release by writing the node and deleting it in one transaction: the write tells the entry after
+   * it, if that entry watches it, that it now holds the lock (`Decision.handedOn`), which saves that
+   * waiter a listing of the queue on the way to the grant. Set for exclusive and write entries that
+   * are likely to have a successor (they waited, or saw entries after their own); an uncontended
+   * lock is released with the delete alone.
+   */
+  readonly handOn?: boolean;
+}
+
+/** The held write a downgrade read is taken under. */
+export interface UnderWrite {
+  /** The read queues in this session only: when it ends, the acquire fails with ZkSessionLostError. */
+  readonly session: ZkSessionApi;
+  /**
+   * The read's token. Its own sequence number would not do: the read is created after the writers
+   * already waiting, who are nonetheless granted after it (a writer at the head waits for it).
+   */
+  readonly fencingToken: string;
+}
+
+/** Told once how an acquire ended. */
+export interface QueueSink {
+  /** The grant; null only for `tryOnly`. */
+  granted(grant: QueueGrant | null): void;
+  failed(error: unknown): void;
+}
+
+/** One acquire, as a recipe asks the queue for it. */
+export interface WaiterSpec {
+  /** The queue's parent node: `<rootPath>/<encoded resource>`. */
+  readonly parent: string;
+  /** Says, from a listing, whether the entry holds and whom it watches otherwise. */
+  readonly driver: LockDriver;
+  /** Stored in the entry's node. */
+  readonly data: Buffer;
+  /** Ends the wait: the node is removed (or its removal scheduled when disconnected). */
+  readonly stop: AbortSignal;
+  /** Give up at once (null) when the lock is taken. */
+  readonly tryOnly: boolean;
+  /** A downgrade read: queued only in the write's session, carrying the write's token. */
+  readonly under?: UnderWrite;
+}
+
+/** A waiter as the queue internals see it while creating its node and while it waits. */
+export interface QueuedEntry {
+  readonly parent: string;
+  readonly data: Buffer;
+  readonly stop: AbortSignal;
+  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  readonly prefix: string;
+  /** Our node's name, once known. */
+  mine: string | undefined;
+  /** A create was sent whose node may exist even though its name is unknown. */
+  createSent: boolean;
+  /** The session ended while waiting. */
+  interrupt(reason: unknown): void;
+}
+
+/** What a waiter uses of the queue internals it belongs to (LockInternals). */
+export interface WaiterHost {
+  readonly sessions: SessionSource;
+  readonly remover: NodeRemover;
+  /** The operator's epoch, the first part of every token (see fencing-token.ts). */
+  readonly tokenEpoch: number;
+  enqueue(session: ZkSessionApi, entry: QueuedEntry): Promise<ChildList>;
+  poke(session: ZkSessionApi, path: string, data: Buffer): void;
+  track(session: ZkSessionApi, entry: QueuedEntry): void;
+  untrack(session: ZkSessionApi, entry: QueuedEntry): void;
+}
