@@ -19,11 +19,11 @@ export type Decision =
       /**
        * The watched entry is an exclusive or write entry whose release, as the holder, grants us the
        * lock: nothing it conflicts with was below it, and nothing can be between us. Such a holder
-       * writes its node in the transaction that deletes it (`QueueGrant.handOn`), so that write
+       * writes its node in the transaction that deletes it (`QueueGrant.grantByWrite`), so that write
        * alone tells us we hold, without listing the queue again; a deletion (a waiter giving up, a session ending)
        * still means listing it.
        */
-      handedOn?: boolean;
+      grantedByWrite?: boolean;
     };
 
 /**
@@ -62,7 +62,7 @@ function decideWrite(queue: readonly QueueEntry[], mine: number): Decision {
   assertLockQueue(queue, mine);
   if (mine > 0) {
     const before = queue[mine - 1]!;
-    return { granted: false, watch: [before], handedOn: WRITE_KINDS.has(before.kind) };
+    return { granted: false, watch: [before], grantedByWrite: WRITE_KINDS.has(before.kind) };
   }
   const downgraded = queue.findLast((entry, i) => i !== mine && entry.kind === ENTRY_KIND.downgradeRead);
   return downgraded ? { granted: false, watch: [downgraded] } : { granted: true };
@@ -83,7 +83,7 @@ export const readDriver: LockDriver = {
   decide(queue, mine) {
     assertLockQueue(queue, mine);
     for (let i = mine - 1; i >= 0; i -= 1) {
-      if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!], handedOn: true };
+      if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!], grantedByWrite: true };
     }
     return { granted: true };
   },

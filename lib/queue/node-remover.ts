@@ -25,16 +25,16 @@ export class NodeRemover {
    * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
    * node, possibly long ago, and the holder was no longer the holder.
    *
-   * With `handOn`, the node is written and deleted in one transaction (QueueGrant.handOn): one
+   * With `grantByWrite`, the node is written and deleted in one transaction (QueueGrant.grantByWrite): one
    * request, applied whole or not at all. Its write fires the data watch of the entry watching the
    * node, which takes it as its grant; the delete then finds that one-shot watch gone, so the waiter
    * hears one event, not two. A refusal for another reason applied nothing: it is thrown, and the
    * node stays until the session ends.
    */
-  async removeHeld(session: ZkSessionApi, path: string, handOn = false): Promise<'deleted' | 'session-lost'> {
+  async removeHeld(session: ZkSessionApi, path: string, grantByWrite = false): Promise<'deleted' | 'session-lost'> {
     try {
       await untilAnswered(session, undefined, () =>
-        handOn
+        grantByWrite
           ? session.multi([
               { op: 'setData', path, data: RELEASED },
               { op: 'delete', path },

@@ -22,7 +22,7 @@ import type { QueueGrant, QueueSink, QueuedEntry, WaiterHost, WaiterSpec } from 
 type Step =
   | { kind: 'vanished'; extras: string[] }
   | { kind: 'granted'; extras: string[]; wakeNext: boolean; successors: boolean }
-  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean; handedOn: boolean };
+  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean; grantedByWrite: boolean };
 
 /**
  * Reads a listing for one attempt: our place (updating `attempt.mine` and `attempt.queueZxid`),
@@ -57,18 +57,18 @@ function nextStep(
     extras,
     watch: decision.watch.map((entry) => `${parent}/${entry.name}`),
     pokable: decision.pokable === true,
-    handedOn: decision.handedOn === true,
+    grantedByWrite: decision.grantedByWrite === true,
   };
 }
 
-/** The entries whose holders release by writing their node first (QueueGrant.handOn). */
-const HAND_ON_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
+/** The entries whose holders release by writing their node first (QueueGrant.grantByWrite). */
+const GRANT_BY_WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 /** `run` starts with a session (a new attempt)... */
 const FRESH = Symbol('fresh');
 /** ...or after a watched node changed: list the queue again... */
 const RELIST = Symbol('relist');
-/** ...or the holder it watched released it to us (`Decision.handedOn`): a grant, without listing... */
-const HANDED = Symbol('handed');
+/** ...or the holder it watched released it to us (`Decision.grantedByWrite`): a grant, without listing... */
+const WRITE_GRANT = Symbol('write-grant');
 /** ...or goes on after an answer it was waiting for. A run that leaves the waiter watching ends with it. */
 const WATCHING = Symbol('watching');
 
@@ -99,8 +99,8 @@ export class QueueWaiter implements QueuedEntry {
    * (the current wait's number), negated when it ends.
    */
   private round = 0;
-  /** The current wait is on a holder whose release grants us the lock (`Decision.handedOn`). */
-  private handedOn: boolean;
+  /** The current wait is on a holder whose release grants us the lock (`Decision.grantedByWrite`). */
+  private grantedByWrite: boolean;
 
   readonly parent: string;
   private readonly driver: LockDriver;
@@ -129,7 +129,7 @@ export class QueueWaiter implements QueuedEntry {
     this.ownPrefix = undefined;
     this.node = undefined;
     this.watches = undefined;
-    this.handedOn = false;
+    this.grantedByWrite = false;
   }
 
   /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
@@ -177,7 +177,7 @@ export class QueueWaiter implements QueuedEntry {
       try {
         // A wait ended by the stop signal or the session's end: the clean-up below starts at once,
         // so the delete is sent before whoever aborted hears of it.
-        if (resume === HANDED) outcome = this.grant(session, true);
+        if (resume === WRITE_GRANT) outcome = this.grant(session, true);
         else if (resume !== FRESH && resume !== RELIST) throw resume;
         else outcome = await this.step(session, resume);
       } catch (error) {
@@ -201,7 +201,7 @@ export class QueueWaiter implements QueuedEntry {
         this.host.remover.removeSoon(session, grant.path);
         return this.sink.failed(this.stop.reason);
       }
-      // A grant that came after the session's lease ran out (a hand-on read late) cannot be trusted:
+      // A grant that came after the session's lease ran out (a granting write read late) cannot be trusted:
       // the session is ended now, its node with it, and the acquire queues again.
       if (grant && !session.checkLease()) {
         if (this.pinned) return this.sink.failed(session.lost.reason);
@@ -213,17 +213,17 @@ export class QueueWaiter implements QueuedEntry {
   }
 
   /**
-   * The grant of our node, as it stands. `handOn` (see QueueGrant): when we waited, or saw entries
+   * The grant of our node, as it stands. `grantByWrite` (see QueueGrant): when we waited, or saw entries
    * after ours, someone likely waits on us.
    */
-  private grant(session: ZkSessionApi, handOn: boolean): QueueGrant {
+  private grant(session: ZkSessionApi, grantByWrite: boolean): QueueGrant {
     const mine = this.mine!;
     return {
       session,
       path: `${this.parent}/${mine}`,
       fencingToken: this.inheritedToken ?? queueToken(this.host.tokenEpoch, this.queueZxid, mine),
       queueId: String(this.queueZxid),
-      handOn: handOn && HAND_ON_KINDS.has(this.driver.kind),
+      grantByWrite: grantByWrite && GRANT_BY_WRITE_KINDS.has(this.driver.kind),
     };
   }
 
@@ -254,7 +254,7 @@ export class QueueWaiter implements QueuedEntry {
       if (!session.connected) await session.whenConnected(this.stop);
       this.stop.throwIfAborted();
       if (session.lost.aborted) throw session.lost.reason;
-      this.watch(session, step.watch, step.pokable, step.handedOn);
+      this.watch(session, step.watch, step.pokable, step.grantedByWrite);
       return WATCHING;
     }
   }
@@ -262,21 +262,21 @@ export class QueueWaiter implements QueuedEntry {
   /**
    * Waits until any of `paths` changes or is gone, or the connection drops (listing again after
    * reconnecting tells what happened). With `pokable`, a node whose data was already written when
-   * the watch was set counts as changed. With `handedOn`, a write to the node, before or after the
+   * the watch was set counts as changed. With `grantedByWrite`, a write to the node, before or after the
    * watch was set, is its holder's release to us: a grant. The stop signal and the session's end
    * interrupt the wait.
    */
-  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, handedOn: boolean): void {
+  private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, grantedByWrite: boolean): void {
     const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (see Heap)
     this.round = round;
-    this.handedOn = handedOn;
+    this.grantedByWrite = grantedByWrite;
     this.host.track(session, this);
     if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
     // Ending a wait cancels its watches, so the watch callback needs no round (a bound method, see
     // Heap). The answers setting the watches are checked against the round.
     const changed = this.changed.bind(this);
     const onArmed = (stat: WatchedStat | null): void => {
-      if (stat && handedOn && stat.version > 0) this.wake(round, HANDED);
+      if (stat && grantedByWrite && stat.version > 0) this.wake(round, WRITE_GRANT);
       else if (!stat || (pokable && stat.version > 0)) this.wake(round, RELIST);
     };
     // A dropped connection: listing again after reconnecting tells what happened.
@@ -295,7 +295,7 @@ export class QueueWaiter implements QueuedEntry {
 
   /** A watched node changed. */
   private changed(change: NodeChange): void {
-    this.wake(this.round, change === 'changed' && this.handedOn ? HANDED : RELIST);
+    this.wake(this.round, change === 'changed' && this.grantedByWrite ? WRITE_GRANT : RELIST);
   }
 
   /** The stop signal aborted. */

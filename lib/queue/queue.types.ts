@@ -24,12 +24,12 @@ export interface QueueGrant {
   readonly queueId: string;
   /**
    * Release by writing the node and deleting it in one transaction: the write tells the entry after
-   * it, if that entry watches it, that it now holds the lock (`Decision.handedOn`), which saves that
+   * it, if that entry watches it, that it now holds the lock (`Decision.grantedByWrite`), which saves that
    * waiter a listing of the queue on the way to the grant. Set for exclusive and write entries that
    * are likely to have a successor (they waited, or saw entries after their own); an uncontended
    * lock is released with the delete alone.
    */
-  readonly handOn?: boolean;
+  readonly grantByWrite?: boolean;
 }
 
 /** The held write a downgrade read is taken under. */

@@ -190,7 +190,7 @@ export class Cohort implements NodeRelease {
   pinNode(): void {
     if (!this.node) return;
     this.pinned = true;
-    this.node.pinNode(); // and the node's own release must not hand it on in ZooKeeper either
+    this.node.pinNode(); // and the node's own release must not grant it by write in ZooKeeper either
   }
 
   /**

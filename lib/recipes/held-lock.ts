@@ -11,9 +11,9 @@ import type { QueueGrant } from '../queue/queue.types.js';
 export interface NodeRelease {
   /**
    * 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost).
-   * With `handOn`, the node is written before it is deleted (QueueGrant.handOn).
+   * With `grantByWrite`, the node is written before it is deleted (QueueGrant.grantByWrite).
    */
-  removeHeld(session: ZkSessionApi, path: string, handOn: boolean): Promise<'deleted' | 'session-lost'>;
+  removeHeld(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'deleted' | 'session-lost'>;
   /** From now on, this holder's release must delete the node (no handoff): a read was taken under it. */
   pinNode?(): void;
 }
@@ -30,7 +30,7 @@ export class HeldLock implements LockHandle {
    * a held lock that nobody listens to.
    */
   private revoked = false;
-  /** A read was taken under this lock: its release must not hand it on (QueueGrant.handOn). */
+  /** A read was taken under this lock: its release must not grant by write (QueueGrant.grantByWrite). */
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
@@ -76,8 +76,8 @@ export class HeldLock implements LockHandle {
   }
 
   /**
-   * The node must be deleted when this holder releases it, not handed on within the process (a
-   * downgraded read now stands behind it in the queue).
+   * The node must be deleted when this holder releases it, not passed to another caller of this
+   * process in a local handoff (a downgraded read now stands behind it in the queue).
    */
   pinNode(): void {
     this.pinned = true;
@@ -108,12 +108,12 @@ export class HeldLock implements LockHandle {
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
-    // Not handed on when a downgraded read stands behind the node: the entry after it must list the
+    // Not granted by write when a downgraded read stands behind the node: the entry after it must list the
     // queue, and see the read.
-    const handOn = this.grant.handOn === true && !this.pinned;
+    const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
     let outcome: 'deleted' | 'session-lost';
     try {
-      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, handOn);
+      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, grantByWrite);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       throw error;

@@ -106,7 +106,7 @@ class DowngradeLock extends QueueLock {
     }
     if (!writeLock.isHeld()) throw lostReason(writeLock);
     // The read stands behind the write's node: its release may neither pass the lock to another
-    // caller of this process nor hand it on in ZooKeeper (the next entry must list, and see the read).
+    // caller of this process nor grant it by write in ZooKeeper (the next entry must list, and see the read).
     writeLock.pinNode();
     try {
       const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock);

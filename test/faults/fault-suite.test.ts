@@ -15,7 +15,7 @@ describe('fault suite (reduced: every fault once) on a 3-node ensemble with clie
     // The cohort queue (on unless FAULTS_COHORT=off) really handed locks over within processes.
     if (process.env.FAULTS_COHORT !== 'off') expect(report.result.figures.localHandoffs).toBeGreaterThan(0);
     // Holders really handed locks on to the entry watching them.
-    expect(report.handOns).toBeGreaterThan(0);
+    expect(report.writeGrants).toBeGreaterThan(0);
     // The paused-past-session faults must really have produced the case they are meant to test.
     if (!only) {
       expect(report.result.figures.excusedOverlaps).toBeGreaterThan(0);

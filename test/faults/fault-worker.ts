@@ -44,8 +44,8 @@ async function run(config: WorkerConfig): Promise<void> {
   };
   await connection.connect();
   reportSession();
-  // The only node writes the recipes here make are hand-on releases (there are no semaphores): count
-  // them, to show the suite exercises hand-on.
+  // The only node writes the recipes here make are releases that grant by write (there are no semaphores): count
+  // them, to show the suite exercises grant by write.
   const { source: sessions, counts } = countingSessions(connection);
   const fair = new FairLock(sessions, { rootPath: config.rootPath });
   const readWrite = new ReadWriteLock(sessions, { rootPath: config.rootPath });
@@ -115,5 +115,5 @@ async function run(config: WorkerConfig): Promise<void> {
   await Promise.all(Array.from({ length: config.callers }, caller));
   connection.close();
   // Closing the IPC channel once the last message is out lets the process end.
-  process.send?.({ kind: 'done', client, handOns: counts.multi } satisfies WorkerMessage, () => process.disconnect());
+  process.send?.({ kind: 'done', client, writeGrants: counts.multi } satisfies WorkerMessage, () => process.disconnect());
 }

@@ -64,8 +64,8 @@ const WORKER = fileURLToPath(
 
 export class FaultHarness {
   readonly events: ClientEvent[] = [];
-  /** Releases handed on, as told by the clients that finished. */
-  private handOns = 0;
+  /** Releases that granted by write, as told by the clients that finished. */
+  private writeGrants = 0;
   readonly writes: FencedWrite[] = [];
   readonly actions: FaultAction[] = [];
   readonly rootPath = `/faults-${process.pid}-${Date.now().toString(36)}`;
@@ -217,7 +217,7 @@ export class FaultHarness {
    * Stops every client (each finishes its current operation), then checks the histories and what is
    * left in ZooKeeper.
    */
-  async finish(): Promise<{ result: CheckResult; leftovers: Leftovers; handOns: number }> {
+  async finish(): Promise<{ result: CheckResult; leftovers: Leftovers; writeGrants: number }> {
     for (const client of this.clients()) this.tell(client, { kind: 'stop' });
     const grace = this.options.waitTimeoutMs + 30_000;
     await Promise.race([
@@ -238,7 +238,7 @@ export class FaultHarness {
     }
     const leftovers = await this.leftovers();
     this.observer?.close();
-    return { result, leftovers, handOns: this.handOns };
+    return { result, leftovers, writeGrants: this.writeGrants };
   }
 
   /** Lock nodes still under any resource, and watches still set on any server (sessions closed). */
@@ -288,7 +288,7 @@ export class FaultHarness {
       }
       case 'done':
         worker.done = true;
-        this.handOns += message.handOns;
+        this.writeGrants += message.writeGrants;
         break;
     }
   }

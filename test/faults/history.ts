@@ -39,8 +39,8 @@ export type WorkerMessage =
   | { kind: 'write'; write: FencedWrite }
   | { kind: 'session'; client: string; id: string; password: string }
   | { kind: 'creating'; client: string }
-  /** `handOns`: releases this client handed on (QueueGrant.handOn), counted as node writes: no semaphores here. */
-  | { kind: 'done'; client: string; handOns: number };
+  /** `writeGrants`: releases of this client that granted by write (QueueGrant.grantByWrite), counted as node writes: no semaphores here. */
+  | { kind: 'done'; client: string; writeGrants: number };
 
 export interface WorkerConfig {
   readonly client: string;

@@ -25,8 +25,8 @@ export interface SuiteReport {
   readonly leftovers: Leftovers;
   readonly faultsRun: string[];
   readonly durationMs: number;
-  /** Releases handed on (QueueGrant.handOn), by the clients that finished (a killed one cannot tell). */
-  readonly handOns: number;
+  /** Releases that granted by write (QueueGrant.grantByWrite), by the clients that finished (a killed one cannot tell). */
+  readonly writeGrants: number;
 }
 
 export const DEFAULT_OPTIONS: HarnessOptions = {
@@ -72,8 +72,8 @@ export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteRe
       }
     }
     log(`injector actions: ${harness.actions.filter((a) => !a.action.startsWith('fault:')).map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
-    const { result, leftovers, handOns } = await harness.finish();
-    return { result, leftovers, faultsRun, durationMs: performance.now() - started, handOns };
+    const { result, leftovers, writeGrants } = await harness.finish();
+    return { result, leftovers, faultsRun, durationMs: performance.now() - started, writeGrants };
   } catch (error) {
     log(`failed; injector actions: ${harness.actions.map((a) => `${a.action}${a.target ? ` ${a.target}` : ''}`).join(', ')}`);
     throw error;
@@ -90,7 +90,7 @@ export function describeReport(report: SuiteReport): string[] {
   return [
     `faults injected:        ${figures.faults} (${report.faultsRun.length} scenarios)`,
     `acquisitions:           ${figures.acquisitions} (timeouts ${figures.timeouts}, failures ${figures.failures}; ${figures.localHandoffs} handed over within a process by its cohort)`,
-    `hand-on releases:       ${report.handOns} (by the clients that finished)`,
+    `releases granting by write: ${report.writeGrants} (by the clients that finished)`,
     `fenced writes:          ${figures.writesAccepted} accepted, ${figures.writesRefused} refused (stale holders)`,
     `excused overlaps:       ${figures.excusedOverlaps} (holders paused past their session)`,
     `lost-signal delay:      ${stats(figures.lostSignalDelaysMs)} after SIGCONT`,

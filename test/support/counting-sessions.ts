@@ -4,7 +4,7 @@ import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 /**
  * A session source that counts the requests its sessions send, per operation: how a test sees which
  * client a release woke (a woken waiter reads the queue again), and the fault suite's clients how
- * often they handed a lock on (transactions). Counts, never times. Free of Vitest, for those clients.
+ * often a release granted the lock by write (transactions). Counts, never times. Free of Vitest, for those clients.
  */
 export function countingSessions(connection: SessionSource) {
   const counts = { getChildren: 0, getData: 0, setData: 0, watchNode: 0, create: 0, delete: 0, multi: 0 };

@@ -4,10 +4,10 @@ import { ZK_CODES, zkError, ZkNoAuthError, ZkSessionLostError } from '../../lib/
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
 
 /**
- * How a hand-on release ends (pure logic: a scripted session). The write and the delete are one
+ * How a release that grants by write ends (pure logic: a scripted session). The write and the delete are one
  * transaction, applied whole or not at all, so its outcome is the release's.
  */
-describe('NodeRemover.removeHeld with hand-on', () => {
+describe('NodeRemover.removeHeld granting by write', () => {
   const PATH = '/locks/r/x-1-1-0000000001';
 
   function session(multi: () => Promise<void>) {
@@ -25,7 +25,7 @@ describe('NodeRemover.removeHeld with hand-on', () => {
   const sessionLost = () => Promise.reject(new ZkSessionLostError('multi', PATH));
   const ok = () => Promise.resolve();
 
-  it('writes and deletes the node in one transaction; without hand-on, deletes it alone', async () => {
+  it('writes and deletes the node in one transaction; without granting by write, deletes it alone', async () => {
     const { session: s, calls } = session(ok);
     expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('deleted');
     expect(calls).toEqual([[{ op: 'setData', path: PATH, data: Buffer.alloc(0) }, { op: 'delete', path: PATH }]]);

@@ -25,21 +25,21 @@ describe('exclusive driver', () => {
     expect(exclusiveDriver.decide(queue, 0)).toEqual({ granted: true });
   });
   it('makes each waiter watch exactly its predecessor, whose release as holder hands it the lock', () => {
-    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]], handedOn: true });
-    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]], handedOn: true });
+    expect(exclusiveDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]], grantedByWrite: true });
+    expect(exclusiveDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]], grantedByWrite: true });
   });
 });
 
-describe('hand-on (a holder releasing to the entry that watches it)', () => {
+describe('grant by write (a holder releasing to the entry that watches it)', () => {
   const mixed = sortQueue(['w-a-1-0000000001', 'r-b-2-0000000002', 'r-c-3-0000000003', 'w-d-4-0000000004', 'd-a-5-0000000005', 'w-e-6-0000000006']);
   it('is offered only where a write or exclusive holder leaves nothing in the way', () => {
     // A read behind the last write below it: that write's release lets every such read in.
-    expect(readDriver.decide(mixed, 1)).toEqual({ granted: false, watch: [mixed[0]], handedOn: true });
-    expect(readDriver.decide(mixed, 2)).toEqual({ granted: false, watch: [mixed[0]], handedOn: true });
+    expect(readDriver.decide(mixed, 1)).toEqual({ granted: false, watch: [mixed[0]], grantedByWrite: true });
+    expect(readDriver.decide(mixed, 2)).toEqual({ granted: false, watch: [mixed[0]], grantedByWrite: true });
     // A write behind a read: a read's release says nothing of the other reads that may hold.
-    expect(writeDriver.decide(mixed, 3)).toEqual({ granted: false, watch: [mixed[2]], handedOn: false });
+    expect(writeDriver.decide(mixed, 3)).toEqual({ granted: false, watch: [mixed[2]], grantedByWrite: false });
     // A write behind a downgraded read: reads never hand on.
-    expect(writeDriver.decide(mixed, 5)).toEqual({ granted: false, watch: [mixed[4]], handedOn: false });
+    expect(writeDriver.decide(mixed, 5)).toEqual({ granted: false, watch: [mixed[4]], grantedByWrite: false });
   });
   it('is not offered to a writer at the head waiting for a downgraded read', () => {
     const queue = sortQueue(['w-a-1-0000000007', 'd-b-2-0000000009']);

@@ -5,12 +5,12 @@ import { childrenOf, countingSessions, eventually, expireSession, queueLength, u
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
 
 /**
- * Hand-on: a holder that may have a successor writes its node and deletes it in one transaction, and the
+ * Grant by write: a holder that may have a successor writes its node and deletes it in one transaction, and the
  * waiter watching that node takes the write as its grant, without listing the queue again. Only a
  * holder's release may grant that way: a waiter that gives up or a session that ends deletes its
  * node without the write, and whoever watched it must list the queue and keep waiting.
  */
-describe('hand-on: a releasing holder grants the entry watching it, on a real ZooKeeper', () => {
+describe('grant by write: a releasing holder grants the entry watching it, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
 
@@ -30,7 +30,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   }
 
   it("grants the waiter from the holder's write: a holder that waited writes its node and deletes it, its successor lists the queue once", async () => {
-    const rootPath = uniqueRoot('hand-on');
+    const rootPath = uniqueRoot('grant-by-write');
     const [a, h, w] = await Promise.all([connect(), connect(), connect()]).then((all) => all.map((c) => ({ connection: c, ...countingSessions(c) })));
     const lockOf = (client: typeof a) => new FairLock(client!.source, { rootPath });
 
@@ -43,7 +43,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     const last = lockOf(a).acquire('r'); // so that w's grant, too, has someone after it
     await queueLength(a!.connection, `${rootPath}/r`, 4);
     expect(w!.counts.getChildren).toBe(1);
-    // The first holder was granted with nobody behind it: no hand-on, and h lists the queue again.
+    // The first holder was granted with nobody behind it: no grant by write, and h lists the queue again.
     await first.release();
     expect(a!.counts).toMatchObject({ setData: 0, delete: 1, multi: 0 });
     const hLock = await holding;
@@ -72,7 +72,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   });
 
   it('a contended release is one request on the wire, a transaction, and the waiter takes its write as the grant', async () => {
-    const rootPath = uniqueRoot('hand-on-wire');
+    const rootPath = uniqueRoot('grant-by-write-wire');
     const [host, port] = zk.connectString.split(',')[0]!.split(':');
     proxy = await startZkProxy({ host, port: Number(port) });
     const [a, h, w] = await Promise.all([connect(), connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 }), connect()]);
@@ -97,7 +97,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   });
 
   it('a waiter whose predecessor gives up lists the queue again and keeps waiting behind the holder', async () => {
-    const rootPath = uniqueRoot('hand-on-timeout');
+    const rootPath = uniqueRoot('grant-by-write-timeout');
     const [h, a, b] = await Promise.all([connect(), connect(), connect()]);
     const holder = await new FairLock(h, { rootPath }).acquire('r');
     const giving = new FairLock(a, { rootPath }).acquire('r', { waitTimeoutMs: 1500 });
@@ -115,7 +115,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   });
 
   it("a waiter whose predecessor's session expires keeps waiting behind the holder", async () => {
-    const rootPath = uniqueRoot('hand-on-expire');
+    const rootPath = uniqueRoot('grant-by-write-expire');
     const [h, a, b] = await Promise.all([connect(), connect(), connect()]);
     const holder = await new FairLock(h, { rootPath }).acquire('r');
     const requeued = new FairLock(a, { rootPath }).acquire('r');
@@ -141,7 +141,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   });
 
   it('a write holder that took a read under its lock does not hand on: the next writer waits for the read', async () => {
-    const rootPath = uniqueRoot('hand-on-downgrade');
+    const rootPath = uniqueRoot('grant-by-write-downgrade');
     const [q, p, w] = await Promise.all([connect(), connect(), connect()]);
     const first = await new ReadWriteLock(q, { rootPath }).write.acquire('r');
     const pLock = new ReadWriteLock(p, { rootPath });
@@ -150,7 +150,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     const next = new ReadWriteLock(w, { rootPath }).write.acquire('r');
     await queueLength(q, `${rootPath}/r`, 3);
     await first.release();
-    const written = await writing; // handed on to p, which saw w behind it: p would hand on too
+    const written = await writing; // granted by write to p, which saw w behind it: p would grant by write too
     const read = await pLock.downgrade(written);
     await written.release();
     expect(await settled(next, w)).toBe(false);
@@ -165,7 +165,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
   });
 
   it('hands a write on to two readers of one session, which share one ZooKeeper watch', async () => {
-    const rootPath = uniqueRoot('hand-on-readers');
+    const rootPath = uniqueRoot('grant-by-write-readers');
     const [q, p, r] = await Promise.all([connect(), connect(), connect()]);
     const first = await new ReadWriteLock(q, { rootPath }).write.acquire('r');
     const writing = new ReadWriteLock(p, { rootPath }).write.acquire('r');
@@ -180,7 +180,7 @@ describe('hand-on: a releasing holder grants the entry watching it, on a real Zo
     await written.release();
     const held = await Promise.all(reads);
     expect(held.every((lock) => lock.isHeld())).toBe(true);
-    expect(readers.counts.getChildren).toBe(2); // one listing each, when queueing: none after the hand-on
+    expect(readers.counts.getChildren).toBe(2); // one listing each, when queueing: none after the grant by write
     expect(readers.counts.watchNode).toBe(2);
     for (const lock of held) expect(BigInt(lock.fencingToken)).toBeGreaterThan(BigInt(written.fencingToken));
     await Promise.all(held.map((lock) => lock.release()));
