@@ -1,22 +1,29 @@
+/**
+ * Reentrancy, in one module: the lock context of a request or call (who holds what, and how many
+ * holders share it), the rules that let a context answer an acquire itself, the downgrade of a
+ * context's own write to a read, and the handle each holder gets.
+ *
+ * Each incoming request, and each withLock or decorated call made outside any context (a cron job,
+ * an event handler, a queue consumer, a script), runs in its own context. Inside one context a
+ * resource already held is taken again at once and counted, and released when the outermost holder
+ * lets go; two holders asking at once share one ZooKeeper node.
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { IncompatibleLockError, LockLostError, LockNotHeldError, LockUpgradeError } from '../errors.js';
 import type { HeldLock } from '../recipes/held-lock.js';
-
-/** Which of a context's locks on one resource: write and exclusive are one slot (they are one lock). */
-export type LockSlot = 'write' | 'read' | 'simple' | 'semaphore';
+import type { LockHandle } from '../recipes/lock-handle.js';
+import { Stopper } from '../queue/stopper.js';
+import type { LockRequest, LockSlot } from './lock-request.js';
 
 /** One lock a context holds, shared by its holders inside the context. */
-export interface HeldEntry {
+interface HeldEntry {
   readonly lock: HeldLock;
   holders: number;
   /** A semaphore's permits. */
   readonly permits?: number;
 }
 
-/**
- * Who owns which lock. Each incoming request, and each withLock or decorated call made outside any
- * context (a cron job, an event handler, a queue consumer, a script), runs in its own context; inside one context a resource already held is
- * taken again at once and counted, and released when the outermost holder lets go.
- */
+/** Who owns which lock: one request's or call's locks, and the acquires it has in flight. */
 export class LockContext {
   /** `scope:slot:resource` -> the lock this context holds and how many holders inside the context share it. */
   readonly held = new Map<string, HeldEntry>();
@@ -47,7 +54,7 @@ export class LockContext {
  * Keys a context's locks. `scope` names the LockService: two services (two clusters, or two root
  * paths) lock different things under the same resource name, so they never share a held lock.
  */
-export function contextKey(scope: string, slot: LockSlot, resource: string): string {
+function contextKey(scope: string, slot: LockSlot, resource: string): string {
   return `${scope}:${slot}:${resource}`;
 }
 
@@ -66,4 +73,219 @@ export function runInNewLockContext<T>(fn: () => T, owner?: () => string): T {
 /** Runs `fn` in the current context, or in a fresh one when there is none. */
 export function runInLockContext<T>(fn: () => T, owner?: () => string): T {
   return storage.getStore() ? fn() : storage.run(new LockContext(owner), fn);
+}
+
+/** How a LockService takes a new lock from ZooKeeper, and whether it still may. */
+export interface LockTaker {
+  /**
+   * A new lock for `request`, its node naming `owner`; with `under`, a read taken under that held
+   * write of the same context (a downgrade: granted at once).
+   */
+  take(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null>;
+  /** @throws LockServiceClosedError */
+  assertOpen(resource: string): void;
+}
+
+/**
+ * The reentrancy rules of one LockService inside lock contexts: a request the context can answer
+ * itself (it holds the lock, or is already waiting for it) never reaches ZooKeeper twice; a read asked
+ * under the context's own write is a downgrade; a write asked under its own read is refused.
+ * `scope` tells this service's locks apart from another LockService's in a shared context.
+ */
+export class ContextLocks {
+  constructor(
+    private readonly scope: string,
+    private readonly taker: LockTaker,
+  ) {}
+
+  /**
+   * The lock for `request`: from the current context when it can answer, else from ZooKeeper.
+   * Outside any context, straight to ZooKeeper, keeping no async call of its own while it waits.
+   */
+  obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+    const context = currentLockContext();
+    if (context) return this.obtainIn(context, request, tryOnly);
+    this.taker.assertOpen(request.resource);
+    return this.taker.take(request, tryOnly, request.owner, undefined);
+  }
+
+  private async obtainIn(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+    const key = contextKey(this.scope, request.slot, request.resource);
+    // Synchronous unless there is something to wait for, so that an acquire registers itself as
+    // pending before the caller can start the next one (Promise.all of a write and a read).
+    const ownWrite = this.ownWriteFirst(context, request);
+    if (ownWrite) await ownWrite;
+    const joined = this.joinHeld(context, key, request);
+    if (joined) return joined;
+    this.taker.assertOpen(request.resource);
+    const shared = context.pending.get(key);
+    const { permits } = request.kind;
+    if (tryOnly) {
+      if (shared) return null; // this context is still waiting for it: not free right now
+      const lock = await this.takeNew(context, request, true);
+      return lock && ReentrantHandle.join(context, key, lock, permits);
+    }
+    if (shared) {
+      // Two holders in one context asking at once share one queue entry (each within its own limits).
+      if (shared.permits !== permits) {
+        throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
+      }
+      return ReentrantHandle.join(context, key, await waitShared(shared.lock, request), permits);
+    }
+    const taking = this.takeNew(context, request, false) as Promise<HeldLock>;
+    context.pending.set(key, { lock: taking, permits });
+    const clear = (): void => {
+      if (context.pending.get(key)?.lock === taking) context.pending.delete(key);
+    };
+    taking.then(clear, clear);
+    return ReentrantHandle.join(context, key, await taking, permits);
+  }
+
+  /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
+  private takeNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HeldLock | null> {
+    const write = request.slot === 'read' ? context.live(this.scope, 'write', request.resource) : undefined;
+    return this.taker.take(request, tryOnly, request.owner ?? context.owner, write?.lock);
+  }
+
+  /** The lock `context` holds on `resource` through this service, the write first. */
+  held(context: LockContext | undefined, resource: string): HeldLock | undefined {
+    for (const slot of ['write', 'simple', 'semaphore', 'read'] as const) {
+      const entry = context?.live(this.scope, slot, resource);
+      if (entry) return entry.lock;
+    }
+    return undefined;
+  }
+
+  /**
+   * A read asked while the same context is still waiting for the write waits for that write first
+   * (then it is a downgrade, granted at once); a write asked while the context waits for the read
+   * could never be granted.
+   */
+  private ownWriteFirst(context: LockContext, request: LockRequest): Promise<unknown> | undefined {
+    if (request.slot === 'read') {
+      const write = context.pending.get(contextKey(this.scope, 'write', request.resource));
+      // The write's own failure is its caller's to report; this read then queues as any read would.
+      return write && waitShared(write.lock.catch(() => undefined), request);
+    }
+    if (request.slot === 'write' && context.pending.has(contextKey(this.scope, 'read', request.resource))) {
+      throw new LockUpgradeError(request.resource);
+    }
+    return undefined;
+  }
+
+  /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
+  private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
+    const { resource, slot } = request;
+    const entry = context.live(this.scope, slot, resource);
+    if (entry) {
+      if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
+        throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
+      }
+      return ReentrantHandle.join(context, key, entry.lock, entry.permits);
+    }
+    if (slot === 'write' && context.live(this.scope, 'read', resource)) throw new LockUpgradeError(resource);
+    return undefined;
+  }
+}
+
+/** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
+async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
+  const stopper = new Stopper(request.waitTimeoutMs, request.signal);
+  try {
+    return await Promise.race([
+      lock,
+      new Promise<never>((_, reject) => {
+        const stop = (): void => reject(stopper.signal.reason);
+        if (stopper.signal.aborted) stop();
+        else stopper.signal.addEventListener('abort', stop, { once: true });
+      }),
+    ]);
+  } catch (error) {
+    throw stopper.explain(error, request.resource);
+  } finally {
+    stopper.dispose();
+  }
+}
+
+/**
+ * One holder's share of a lock held by a context. Each acquire inside the context gets its own
+ * handle (released once, like any handle); the ZooKeeper node is deleted when the last one is released.
+ */
+export class ReentrantHandle implements LockHandle {
+  private released = false;
+  /** Told after this holder's release (LockEvents reports it, when observed). */
+  onReleased: (() => void) | undefined = undefined;
+
+  private constructor(
+    private readonly context: LockContext,
+    private readonly key: string,
+    private readonly entry: HeldEntry,
+    /** The context already held this lock, or was taking it for another holder: ZooKeeper was not asked. */
+    readonly reentrant: boolean,
+  ) {}
+
+  /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
+  static join(context: LockContext, key: string, lock: HeldLock, permits?: number): ReentrantHandle {
+    let entry = context.held.get(key);
+    const reentrant = entry?.lock === lock;
+    if (!entry || !reentrant) {
+      entry = { lock, holders: 0, permits };
+      context.held.set(key, entry);
+    }
+    entry.holders += 1;
+    return new ReentrantHandle(context, key, entry, reentrant);
+  }
+
+  get resource(): string {
+    return this.entry.lock.resource;
+  }
+
+  get fencingToken(): string {
+    return this.entry.lock.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    return this.entry.lock.signal;
+  }
+
+  get validUntil(): number {
+    return this.released ? Number.NEGATIVE_INFINITY : this.entry.lock.validUntil;
+  }
+
+  isHeld(): boolean {
+    return !this.released && this.entry.lock.isHeld();
+  }
+
+  assertHeld(forMs?: number): void {
+    if (this.released) throw new LockNotHeldError(this.resource);
+    this.entry.lock.assertHeld(forMs);
+  }
+
+  async release(): Promise<void> {
+    await this.releaseShare();
+    this.onReleased?.();
+  }
+
+  private async releaseShare(): Promise<void> {
+    if (this.released) throw new LockNotHeldError(this.resource);
+    this.released = true;
+    this.entry.holders -= 1;
+    if (this.entry.holders > 0) {
+      if (this.signal.aborted) throw this.signal.reason;
+      return;
+    }
+    const registered = this.context.held.get(this.key) === this.entry;
+    if (registered) this.context.held.delete(this.key);
+    if (this.signal.aborted) throw this.signal.reason; // lost or revoked: nothing left to release
+    try {
+      await this.entry.lock.release();
+    } catch (error) {
+      if (error instanceof LockLostError) throw error; // nothing left to release
+      // The node is still there: put everything back so the caller can retry.
+      this.released = false;
+      this.entry.holders += 1;
+      if (registered) this.context.held.set(this.key, this.entry);
+      throw error;
+    }
+  }
 }

@@ -1,13 +1,14 @@
 import { InvalidOptionsError } from '../errors.js';
-import type { LockSlot } from './lock-context.js';
 import type { AcquireOptions } from '../recipes/lock-handle.js';
 import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
-import { Stopper } from '../queue/stopper.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
 const MAX_OWNER_BYTES = 512;
 /** Longer automatic owner labels (a long URL) are cut to this many characters. */
 const AUTO_OWNER_CHARS = 200;
+
+/** Which of a context's locks on one resource: write and exclusive are one slot (they are one lock). */
+export type LockSlot = 'write' | 'read' | 'simple' | 'semaphore';
 
 /** One acquire, checked. */
 export interface LockRequest {
@@ -54,23 +55,4 @@ export function validateWaitTimeout(value: unknown, option: string): number | un
     throw new InvalidOptionsError(option, `must be a number of milliseconds >= 0 (or absent to wait forever), got ${String(value)}`);
   }
   return value;
-}
-
-/** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
-export async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
-  const stopper = new Stopper(request.waitTimeoutMs, request.signal);
-  try {
-    return await Promise.race([
-      lock,
-      new Promise<never>((_, reject) => {
-        const stop = (): void => reject(stopper.signal.reason);
-        if (stopper.signal.aborted) stop();
-        else stopper.signal.addEventListener('abort', stop, { once: true });
-      }),
-    ]);
-  } catch (error) {
-    throw stopper.explain(error, request.resource);
-  } finally {
-    stopper.dispose();
-  }
 }

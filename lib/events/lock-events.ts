@@ -1,5 +1,5 @@
 import { Observable, Subject } from 'rxjs';
-import type { ContextTaker } from '../context/context-locks.js';
+import { ReentrantHandle } from '../context/lock-context.js';
 import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockMode } from '../recipes/lock-kind.js';
@@ -166,25 +166,16 @@ export class LockEvents {
     request: LockRequest,
     tryOnly: boolean,
     owner: string | undefined,
-    taker: ContextTaker,
-    obtain: (taker: ContextTaker) => Promise<LockHandle | null>,
+    obtain: () => Promise<LockHandle | null>,
   ): Promise<LockHandle | null> {
     const { permits } = request.kind;
     const mode = permits === undefined ? (request.kind.mode ?? 'exclusive') : 'semaphore';
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode, permits, owner };
     this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
-    // A request the context answers itself never calls take: that is what makes it a join.
-    let took = false;
     let handle: LockHandle | null;
     try {
-      handle = await obtain({
-        take: (context) => {
-          took = true;
-          return taker.take(context);
-        },
-        assertOpen: () => taker.assertOpen(),
-      });
+      handle = await obtain();
     } catch (error) {
       if (this.observed) this.emit(this.failure(target, error, performance.now() - started));
       throw error;
@@ -194,13 +185,23 @@ export class LockEvents {
       if (this.observed) this.emit({ type: 'timed-out', ...target, waitMs: grantedAt - started, tryOnly, timestamp: Date.now() });
       return null;
     }
-    const reentrant = !took;
+    // Answered by the lock context from a lock it held or was taking: ZooKeeper was not asked.
+    const reentrant = handle instanceof ReentrantHandle && handle.reentrant;
     const fencingToken = handle.fencingToken;
     if (this.observed) {
       this.emit({ type: 'acquired', ...target, waitMs: grantedAt - started, reentrant, fencingToken, timestamp: Date.now() });
     }
     if (!reentrant) this.reportLoss(handle.signal, target, grantedAt, fencingToken);
-    return new ObservedHandle(handle, this, target, grantedAt, reentrant);
+    const released = (): void => {
+      if (!this.observed) return;
+      this.emit({ type: 'released', ...target, holdMs: performance.now() - grantedAt, reentrant, fencingToken, timestamp: Date.now() });
+    };
+    // A context's handle reports its own release; a lock taken outside any context is wrapped.
+    if (handle instanceof ReentrantHandle) {
+      handle.onReleased = released;
+      return handle;
+    }
+    return new ObservedHandle(handle, released);
   }
 
   private failure(target: Omit<LockEventTarget, 'timestamp'>, error: unknown, waitMs: number): LockEvent {
@@ -241,10 +242,7 @@ export class LockEvents {
 class ObservedHandle implements LockHandle {
   constructor(
     private readonly inner: LockHandle,
-    private readonly events: LockEvents,
-    private readonly target: Omit<LockEventTarget, 'timestamp'>,
-    private readonly grantedAt: number,
-    private readonly reentrant: boolean,
+    private readonly released: () => void,
   ) {}
 
   get resource(): string {
@@ -273,14 +271,6 @@ class ObservedHandle implements LockHandle {
 
   async release(): Promise<void> {
     await this.inner.release();
-    if (!this.events.observed) return;
-    this.events.emit({
-      type: 'released',
-      ...this.target,
-      holdMs: performance.now() - this.grantedAt,
-      reentrant: this.reentrant,
-      fencingToken: this.inner.fencingToken,
-      timestamp: Date.now(),
-    });
+    this.released();
   }
 }

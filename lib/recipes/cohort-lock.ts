@@ -1,6 +1,7 @@
 import { InvalidOptionsError, shown } from '../errors.js';
 import { busy, Cohort, type CohortSettings } from './cohort.js';
 import type { HeldLock } from './held-lock.js';
+import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 
 /** How long a process may keep a contended lock for its own callers. */
@@ -69,7 +70,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
   }
 
   private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
-    try {
+    return rejectOnThrow(() => {
       let cohort = this.cohorts.get(resource);
       if (!cohort && !this.alone.has(resource)) return this.takeAlone(resource, options, tryOnly);
       if (!cohort) {
@@ -78,9 +79,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
         cohort = this.startCohort(resource);
       }
       return cohort.acquire(options, tryOnly);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    });
   }
 
   /** The only caller of the process on `resource`: its own node, marked until it has no lock. */

@@ -1,6 +1,7 @@
 import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { HeldLock } from './held-lock.js';
+import { rejectOnThrow } from '../shared/promises.js';
 import { validatePermits } from './lock-kind.js';
 import { ENTRY_KIND } from '../queue/queue-entry.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
@@ -29,12 +30,7 @@ export class QueueLock implements LockRecipe {
   }
 
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    // Not an async function: a waiting acquire keeps no suspended call of its own. Never null when not tryOnly.
-    try {
-      return this.take(resource, options, false) as Promise<HeldLock>;
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return rejectOnThrow(() => this.take(resource, options, false) as Promise<HeldLock>); // never null when not tryOnly
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import type { Observable } from 'rxjs';
 import {
   type BeforeApplicationShutdown,
@@ -8,16 +7,16 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { ContextLocks } from '../context/context-locks.js';
 import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
 import { checkRequest, type LockRequest, validateWaitTimeout } from '../context/lock-request.js';
-import { currentLockContext, type LockContext, runInLockContext } from '../context/lock-context.js';
+import { ContextLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
+import { RecipeTaker } from './recipe-taker.js';
+import { rejectOnThrow } from '../shared/promises.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
 import type { AcquireOptions, HeldLockInfo, LockHandle, LockTarget } from '../recipes/lock-handle.js';
 import type { LockKind } from '../recipes/lock-kind.js';
-import type { HeldLock } from '../recipes/held-lock.js';
 import type { LockInspection } from '../recipes/inspect.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
 import { LockRecipes } from '../recipes/recipe-set.js';
@@ -42,13 +41,11 @@ let services = 0;
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   /** This service's locks in the current request's or call's lock context. */
-  private readonly contextLocks = new ContextLocks(`s${++services}`);
+  private readonly contextLocks: ContextLocks;
   private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: LockRecipes;
   private readonly defaultWaitTimeoutMs: number | undefined;
-  private readonly hostData = { host: hostname(), pid: process.pid };
-  private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
   private readonly shutdown: LockServiceShutdown;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
@@ -79,6 +76,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       cohort: options.cohort,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
+    this.contextLocks = new ContextLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
     if (logging) this.detach.push(() => logging.unsubscribe());
@@ -266,13 +264,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     };
   }
 
-  /** Not an async function: a waiting acquire keeps no suspended call here; bad options reject. */
   private begin(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
-    try {
-      return this.obtain(this.requestOf(resource, options, options), tryOnly);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return rejectOnThrow(() => this.obtain(this.requestOf(resource, options, options), tryOnly));
   }
 
   private requestOf(resource: string, kind: LockKind, options: AcquireOptions): LockRequest {
@@ -293,48 +286,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return [...byResource.values()].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
   }
 
-  /** Reentrancy, then ZooKeeper: joins what the context holds, or takes a new lock. */
+  /** The lock context answers, or takes a new lock from ZooKeeper; observed, when events are. */
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    const taker = {
-      take: (context: LockContext | undefined) => this.take(request, context, tryOnly),
-      assertOpen: () => this.shutdown.assertOpen(request.resource),
-    };
-    if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly, taker);
+    if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly);
     const owner = request.owner ?? currentLockContext()?.owner;
-    return this.events.observe(request, tryOnly, owner, taker, (observed) => this.contextLocks.obtain(request, tryOnly, observed));
-  }
-
-  /** A new lock from ZooKeeper (a read under the context's own write is a downgrade: granted at once). */
-  private take(request: LockRequest, context: LockContext | undefined, tryOnly: boolean): Promise<HeldLock | null> {
-    // Not an async function: a waiting acquire keeps no suspended call here, only the callback below.
-    let taking: Promise<HeldLock | null>;
-    try {
-      const data = this.nodeData(request.owner ?? context?.owner);
-      const write = request.slot === 'read' && context ? this.contextLocks.liveWrite(context, request.resource) : undefined;
-      if (write) {
-        taking = this.recipes.downgrade(write.lock, { signal: request.signal, data, onEnd: this.shutdown.forget });
-      } else {
-        const recipe = this.recipes.recipeFor(request.kind);
-        const options = { waitTimeoutMs: request.waitTimeoutMs, signal: this.shutdown.waitSignal(request.signal), data, onEnd: this.shutdown.forget };
-        taking = tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
-      }
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-    return taking.then(
-      (lock) => {
-        if (lock?.isHeld()) this.shutdown.adopt(lock);
-        return lock;
-      },
-      (error: unknown) => {
-        throw this.shutdown.explain(error, request.resource);
-      },
-    );
-  }
-
-  /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
-  private nodeData(owner: string | undefined): Buffer {
-    if (owner === undefined) return this.anonymousData;
-    return Buffer.from(JSON.stringify({ ...this.hostData, owner }));
+    return this.events.observe(request, tryOnly, owner, () => this.contextLocks.obtain(request, tryOnly));
   }
 }

@@ -17,3 +17,16 @@ export function waitInSet(waiters: Set<() => void>, signal: AbortSignal | undefi
     waiters.add(wake);
   });
 }
+
+/**
+ * `run()`, with a synchronous throw (bad options, a closed service) turned into a rejection. The
+ * acquire paths use it instead of `async` functions: a waiting acquire then keeps no suspended call,
+ * only its promise, and the callback given here is not kept either.
+ */
+export function rejectOnThrow<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+}

@@ -4,6 +4,7 @@ import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
 import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
+import { rejectOnThrow } from '../../shared/promises.js';
 
 /**
  * One session on the in-memory tree, with ZkSession's contract: requests are applied in the order
@@ -135,10 +136,6 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
     if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
     // A real client fails requests it cannot send with CONNECTIONLOSS; callers wait for whenConnected.
     if (!this.connected) return Promise.reject(new ZkConnectionLossError(ZK_CODES.CONNECTIONLOSS, op, path));
-    try {
-      return Promise.resolve(apply());
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return rejectOnThrow(() => Promise.resolve(apply()));
   }
 }

@@ -1,0 +1,52 @@
+import { hostname } from 'node:os';
+import type { LockRequest } from '../context/lock-request.js';
+import type { LockTaker } from '../context/lock-context.js';
+import type { HeldLock } from '../recipes/held-lock.js';
+import type { LockRecipes } from '../recipes/recipe-set.js';
+import { rejectOnThrow } from '../shared/promises.js';
+import type { LockServiceShutdown } from './lock-service.shutdown.js';
+
+/**
+ * How LockService takes a new lock from ZooKeeper, for the lock context: the recipe for the
+ * request's kind (or a downgrade under the context's own write), the holder's description stored in
+ * the node, and shutdown's part (its stop signal, the locks it must release, its errors).
+ */
+export class RecipeTaker implements LockTaker {
+  private readonly hostData = { host: hostname(), pid: process.pid };
+  private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
+
+  constructor(
+    private readonly recipes: LockRecipes,
+    private readonly shutdown: LockServiceShutdown,
+  ) {}
+
+  assertOpen(resource: string): void {
+    this.shutdown.assertOpen(resource);
+  }
+
+  take(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
+    const { recipes, shutdown } = this;
+    const taking = rejectOnThrow(() => {
+      const data = this.nodeData(owner);
+      if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
+      const recipe = recipes.recipeFor(request.kind);
+      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: shutdown.waitSignal(request.signal), data, onEnd: shutdown.forget };
+      return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
+    });
+    return taking.then(
+      (lock) => {
+        if (lock?.isHeld()) shutdown.adopt(lock);
+        return lock;
+      },
+      (error: unknown) => {
+        throw shutdown.explain(error, request.resource);
+      },
+    );
+  }
+
+  /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
+  private nodeData(owner: string | undefined): Buffer {
+    if (owner === undefined) return this.anonymousData;
+    return Buffer.from(JSON.stringify({ ...this.hostData, owner }));
+  }
+}
