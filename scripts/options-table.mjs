@@ -192,6 +192,9 @@ export function markedSections(text) {
   return sections;
 }
 
+/** What goes between the markers: the table, with blank lines around it so that every Markdown renderer sees a table. */
+const sectionBody = (table) => `\n${table}\n\n`;
+
 /** The document with every marked table rendered afresh. */
 export function renderDocument(text, tables) {
   let next = '';
@@ -199,7 +202,7 @@ export function renderDocument(text, tables) {
   for (const section of markedSections(text)) {
     const table = tables.get(section.type);
     if (table === undefined) throw new Error(`<!-- options:${section.type} -->: no exported options type of that name (known: ${[...tables.keys()].join(', ')})`);
-    next += `${text.slice(at, section.start)}${table}\n`;
+    next += text.slice(at, section.start) + sectionBody(table);
     at = section.end;
   }
   return next + text.slice(at);
@@ -223,7 +226,7 @@ export function staleDocs(tables, files = DOC_FILES) {
     const expected = renderDocument(current, tables);
     if (expected !== current) {
       const types = markedSections(current)
-        .filter((section) => current.slice(section.start, section.end) !== `${tables.get(section.type)}\n`)
+        .filter((section) => current.slice(section.start, section.end) !== sectionBody(tables.get(section.type)))
         .map((section) => section.type);
       stale.push({ file, current, expected, types });
     }
