@@ -2,7 +2,7 @@
  * `npm run bench`: starts its own ZooKeeper (data on tmpfs when the machine has /dev/shm; a second
  * one on disk for the uncontended workload), prepares the Curator baseline, runs the selected
  * workloads, prints a table per workload, writes bench/results/latest.json and, for a full run,
- * the generated part of BENCHMARKS.md. Every server and worker it started is stopped however it
+ * the generated part of docs/benchmarks.md. Every server and worker it started is stopped however it
  * ends, Ctrl-C included.
  */
 import { spawnSync } from 'node:child_process';
@@ -197,7 +197,7 @@ async function main(): Promise<number> {
   log(`wrote ${jsonPath}`);
   const fullRun = !args.quick && !args.only && args.curator;
   if (args.writeMarkdown ?? fullRun) {
-    const mdPath = join(repoRoot, 'BENCHMARKS.md');
+    const mdPath = join(repoRoot, 'docs/benchmarks.md');
     updateMarkdown(mdPath, report);
     log(`wrote the results section of ${mdPath}`);
   }

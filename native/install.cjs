@@ -415,7 +415,7 @@ if (!fs.existsSync(clientLibrary) || !stamp || stamp.version !== BUILD_VERSION) 
     '--with-pic',
     '--without-cppunit',
     // configure turns Cyrus SASL on by itself when libsasl2-dev is installed, and the addon would then
-    // need libsasl2 at load time: off, so the build is the same on every machine (see README, SASL).
+    // need libsasl2 at load time: off, so the build is the same on every machine (see docs/operations.md, SASL).
     '--without-sasl',
     ...(withoutTls
       ? ['--without-openssl']

@@ -3,7 +3,7 @@ export interface BenchArgs {
   quick: boolean;
   only: string[] | undefined;
   curator: boolean;
-  /** Write the tables into BENCHMARKS.md (default: only for a full run of every workload). */
+  /** Write the tables into docs/benchmarks.md (default: only for a full run of every workload). */
   writeMarkdown: boolean | undefined;
   list: boolean;
   /** Minutes to wait, at most, for the CPUs to be quiet before starting (0: do not wait). */
@@ -14,8 +14,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--only id,id] [--no-cur
   --quick          short runs: a smoke check in well under a minute, figures not worth comparing
   --only a,b       run only these workloads (see --list)
   --no-curator     skip the Curator baseline (ratios against it are then not measured)
-  --markdown       write the tables into BENCHMARKS.md even for a partial or quick run
-  --no-markdown    never touch BENCHMARKS.md (a full run writes it by default)
+  --markdown       write the tables into docs/benchmarks.md even for a partial or quick run
+  --no-markdown    never touch docs/benchmarks.md (a full run writes it by default)
   --wait-quiet[=m] on a shared machine: first wait (up to m minutes, default 15) until the CPUs have been
                    mostly idle for 10 s in a row
   --list           list the workloads and exit`;

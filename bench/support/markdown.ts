@@ -1,5 +1,5 @@
 /**
- * Writes the generated part of BENCHMARKS.md: everything between the two markers is replaced by the
+ * Writes the generated part of docs/benchmarks.md: everything between the two markers is replaced by the
  * run's command, machine and tables; the prose around it is left alone.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

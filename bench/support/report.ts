@@ -2,7 +2,7 @@
  * What a workload reports, and how it is printed: a table per workload (a row per implementation,
  * a column per metric, each figure the median of the rounds with their spread), the targets it was
  * checked against, and notes. The same data goes to the console, to bench/results/latest.json and
- * to the generated part of BENCHMARKS.md.
+ * to the generated part of docs/benchmarks.md.
  */
 import { type Figure, spreadPercent } from './stats.js';
 
@@ -81,7 +81,7 @@ export function formatText(result: WorkloadResult): string {
   return out.join('\n');
 }
 
-/** Markdown table for BENCHMARKS.md (the targets are listed once, above all tables). */
+/** Markdown table for docs/benchmarks.md (the targets are listed once, above all tables). */
 export function formatMarkdown(result: WorkloadResult): string {
   const escape = (text: string): string => text.replace(/\|/g, '\\|');
   const header = `| | ${result.columns.map((c) => escape(c.label)).join(' | ')} |`;

@@ -1,4 +1,4 @@
-/** The forRootAsync example of README.md (Use it), run as written (imports aside) on a real ZooKeeper. */
+/** The forRootAsync example of docs/guide.md (Configure the module), run as written (imports aside) on a real ZooKeeper. */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { LockService, ZkLockModule } from '../../lib/index.js';
 import { useZooKeeper } from '../support/zk-fixtures.js';
 
 /**
- * app.module.ts, as in the README. Declared on call: ConfigModule.forRoot() reads .env from the
+ * app.module.ts, as in docs/guide.md. Declared on call: ConfigModule.forRoot() reads .env from the
  * working directory when it is called, which in an application is when the module file loads.
  */
 function declareAppModule() {
@@ -30,7 +30,7 @@ function declareAppModule() {
   return AppModule;
 }
 
-describe("README's forRootAsync example", () => {
+describe("the guide's forRootAsync example", () => {
   const zk = useZooKeeper();
   const saved = { env: process.env.ZK_CONNECT, cwd: process.cwd() };
   let dir: string | undefined;

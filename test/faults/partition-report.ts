@@ -1,7 +1,7 @@
 /**
  * The partition trials in full: PARTITION_TRIALS (default 25) trials of each fault on a standalone
  * server and on a 3-node ensemble, and the lease's cost for an idle holder; prints the table and
- * writes it to FAULTS.md. Run with `npm run test:partitions`.
+ * writes it to docs/faults.md. Run with `npm run test:partitions`.
  */
 import { execSync } from 'node:child_process';
 import { cpus } from 'node:os';

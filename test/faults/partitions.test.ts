@@ -11,7 +11,7 @@ import {
 } from './partition-trials.js';
 
 // A few trials of each fault per run (PARTITION_TRIALS to change it); `npm run test:partitions`
-// runs the full count for FAULTS.md. Each asserts an order of events, never a duration.
+// runs the full count for docs/faults.md. Each asserts an order of events, never a duration.
 const TRIALS = Number(process.env.PARTITION_TRIALS ?? 2);
 const log = (line: string): void => console.log(line);
 

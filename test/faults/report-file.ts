@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /**
- * Writes one section of FAULTS.md (the soak's, the partition trials'), between its own markers,
+ * Writes one section of docs/faults.md (the soak's, the partition trials'), between its own markers,
  * keeping the other sections as they are.
  */
 export function writeReportSection(name: string, text: string): void {
-  const file = new URL('../../../FAULTS.md', import.meta.url);
+  const file = new URL('../../../docs/faults.md', import.meta.url);
   const begin = `<!-- ${name}: begin -->`;
   const end = `<!-- ${name}: end -->`;
   const section = `${begin}\n${text.trim()}\n${end}`;

@@ -1,7 +1,7 @@
 /**
  * The full fault soak: every fault once, then random faults, at least as many again and until the
  * clients have made at least SOAK_ACQUISITIONS (default 10,000) acquisitions; prints the figures and
- * writes them to FAULTS.md.
+ * writes them to docs/faults.md.
  * Run with `npm run test:faults:soak`.
  */
 import { execSync } from 'node:child_process';
@@ -39,7 +39,7 @@ ${lines.join('\n')}
 
 Faults injected: ${[...faultCounts].map(([name, count]) => `${name} × ${count}`).join(', ')}.
 
-How to read it: see "Fault suite" in README.md. \`violations\` must be 0; \`excused overlaps\` are holders
+How to read it: see [The checker](#the-checker) above. \`violations\` must be 0; \`excused overlaps\` are holders
 paused (SIGSTOP) past their session or whose session the injector expired, which then saw their lost
 signal after the delay shown; their late writes are the refused fenced writes.
 `,

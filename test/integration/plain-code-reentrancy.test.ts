@@ -37,7 +37,7 @@ class InvoicesService {
   }
 }
 
-/** As in the README: an event listener that locks the order, then calls a decorated method on it. */
+/** As in docs/transports.md (Events and queue consumers): an event listener that locks the order, then calls a decorated method on it. */
 @Injectable()
 class InvoiceListener {
   constructor(

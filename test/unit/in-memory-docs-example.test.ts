@@ -1,4 +1,4 @@
-/** The example of README.md (Testing your code), run as written (imports aside). */
+/** The example of docs/testing.md (A service with `@DistributedLock`, in a Nest testing module), run as written (imports aside). */
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';

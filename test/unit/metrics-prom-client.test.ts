@@ -1,5 +1,5 @@
 /**
- * The prom-client example of README.md (Metrics, With prom-client), compiled and run here so that it cannot rot.
+ * The prom-client example of docs/operations.md (Metrics, With prom-client), compiled and run here so that it cannot rot.
  * prom-client is not a dependency: the example is typed against the few methods it calls, which
  * prom-client's Counter, Histogram and Gauge have.
  */
