@@ -4,7 +4,7 @@ import { waitInSet } from '../shared/promises.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
-import { MAX_TIMER_MS } from '../shared/durations.js';
+import { checkMs } from '../shared/durations.js';
 import { resolveHosts } from './host-resolution.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
@@ -130,7 +130,7 @@ export class ZkConnection implements ZkLockConnection {
     this.resolved = this.connectionString;
     this.sessionTimeoutMs = sessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = leaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
-    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
@@ -537,35 +537,17 @@ export function shuffleHosts(connectionString: string): string {
 }
 
 function sessionTimeout(value: unknown): number {
-  if (value === undefined) return DEFAULT_SESSION_TIMEOUT_MS;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_SESSION_TIMEOUT_MS || value > MAX_SESSION_TIMEOUT_MS) {
-    throw new InvalidOptionsError(
-      'sessionTimeoutMs',
-      `must be a whole number of milliseconds from ${MIN_SESSION_TIMEOUT_MS} to ${MAX_SESSION_TIMEOUT_MS}, got ${shown(value)}: ` +
-        'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
-        'min and max anyway (by default 2 and 20 ticks)',
-    );
-  }
-  return value;
+  const hint =
+    'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
+    'min and max anyway (by default 2 and 20 ticks)';
+  return checkMs(value, 'sessionTimeoutMs', { min: MIN_SESSION_TIMEOUT_MS, max: MAX_SESSION_TIMEOUT_MS, whole: true, hint }) ?? DEFAULT_SESSION_TIMEOUT_MS;
 }
 
 function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > sessionTimeoutMs * (1 - MIN_LEASE_SHARE)) {
-    throw new InvalidOptionsError(
-      'leaseMarginMs',
-      `must be a number of milliseconds from 0 to nine tenths of sessionTimeoutMs (${Math.floor(sessionTimeoutMs * (1 - MIN_LEASE_SHARE))}), got ${shown(value)}: ` +
-        'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
-    );
-  }
-  return value;
-}
-
-/** A duration option: a positive finite number of ms, or the default when absent. */
-export function positiveMs(value: unknown, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new InvalidOptionsError(option, `must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${shown(value)}`);
-  }
-  return value;
+  const max = sessionTimeoutMs * (1 - MIN_LEASE_SHARE);
+  return checkMs(value, 'leaseMarginMs', {
+    max,
+    maxLabel: `nine tenths of sessionTimeoutMs (${Math.floor(max)})`,
+    hint: 'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
+  });
 }

@@ -2,7 +2,8 @@ import type { SessionEnd } from '../../zookeeper/zk-errors.js';
 import { ZkConnectionError, ZkLockError } from '../../errors.js';
 import { waitInSet } from '../../shared/promises.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
-import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, positiveMs } from '../../zookeeper/zk-connection.js';
+import { checkMs } from '../../shared/durations.js';
+import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
 import type { ZkSessionApi } from '../../zookeeper/zk-session.js';
 import { InMemorySession } from './in-memory-session.js';
@@ -56,8 +57,8 @@ export class InMemoryConnection implements ZkLockConnection {
     private readonly server: SessionFactory,
     options: InMemoryConnectionOptions = {},
   ) {
-    this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
-    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.sessionTimeoutMs = checkMs(options.sessionTimeoutMs, 'sessionTimeoutMs', { minExclusive: true }) ?? DEFAULT_SESSION_TIMEOUT_MS;
+    this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
   }
 
