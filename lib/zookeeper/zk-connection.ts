@@ -5,7 +5,7 @@ import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
 import { checkMs } from '../shared/durations.js';
-import { resolveHosts } from './host-resolution.js';
+import { resolveHosts } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
@@ -116,7 +116,7 @@ export class ZkConnection implements ZkLockConnection {
   private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
-  /** The connect string with its names looked up, for the current session (see host-resolution.ts). */
+  /** The connect string with its names looked up, for the current session (see connect-string.ts). */
   private resolved: string;
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
