@@ -1,11 +1,11 @@
-import { InvalidOptionsError, shown, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
+import { InvalidOptionsError, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { waitInSet } from '../shared/promises.js';
 import { validateDigest } from './zk-acl.js';
 import type { SessionLifecycle } from './session-lifecycle.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
 import { checkMs } from '../shared/durations.js';
-import { resolveHosts } from './connect-string.js';
+import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession, type ZkSessionApi } from './zk-session.js';
@@ -86,8 +86,6 @@ const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
-
-const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
 
 /**
  * Owns the native handles. The C client notices an expired session only once it reconnects, so this
@@ -266,7 +264,7 @@ export class ZkConnection implements ZkLockConnection {
    */
   private probeServers(signal: AbortSignal): Promise<never> {
     return new Promise<never>((_, reject) => {
-      const hosts = serversOf(this.resolved);
+      const { hosts } = parseConnectString(this.resolved);
       const probeAll = (budgetMs: number): void => {
         for (const { host, port } of hosts) {
           void probeTls(host, port, this.tlsFiles, budgetMs, signal).then((result) => {
@@ -471,69 +469,11 @@ export class ZkConnection implements ZkLockConnection {
   }
 }
 
-/** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
-async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-  try {
-    return await Promise.race([resolveHosts(connectionString), aborted]);
-  } catch (error) {
-    if (error instanceof ZkConnectionError) throw error;
-    const code = (error as { code?: string; hostname?: string }).code ?? String(error);
-    const host = (error as { hostname?: string }).hostname;
-    throw new ZkConnectionError(connectionString, `the host name ${host ? shown(host) : ''} does not resolve (${code})`, { cause: error });
-  }
-}
-
-function validateConnectionString(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new InvalidOptionsError('connectionString', 'is required: a comma-separated list of host:port, e.g. "127.0.0.1:2181"');
-  }
-  const trimmed = value.trim();
-  if (!CONNECTION_STRING.test(trimmed)) {
-    throw new InvalidOptionsError(
-      'connectionString',
-      `${shown(value)} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
-    );
-  }
-  const slash = trimmed.indexOf('/');
-  for (const host of (slash < 0 ? trimmed : trimmed.slice(0, slash)).split(',')) {
-    const port = Number(host.slice(host.lastIndexOf(':') + 1));
-    if (port < 1 || port > 65535) {
-      throw new InvalidOptionsError('connectionString', `${shown(host)} has port ${port}: a port is from 1 to 65535`);
-    }
-  }
-  return trimmed;
-}
-
-/** The `host:port` entries of a (resolved) connect string, without brackets around IPv6 addresses. */
-function serversOf(connectionString: string): { host: string; port: number }[] {
-  const slash = connectionString.indexOf('/');
-  return (slash < 0 ? connectionString : connectionString.slice(0, slash)).split(',').map((entry) => {
-    const colon = entry.lastIndexOf(':');
-    return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
-  });
-}
-
 /** A connection's state from whether it was closed and its current session (the native and the in-memory one). */
 export function connectionStateOf(closed: boolean, current: SessionLifecycle | undefined): ConnectionState | 'connecting' {
   if (closed) return 'closed';
   if (!current || current.lost.aborted) return 'connecting';
   return current.connected ? 'connected' : 'suspended';
-}
-
-/** The connect string with its `host:port` entries in random order (the chroot stays at the end). */
-export function shuffleHosts(connectionString: string): string {
-  const slash = connectionString.indexOf('/');
-  const hosts = (slash < 0 ? connectionString : connectionString.slice(0, slash)).split(',');
-  for (let i = hosts.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [hosts[i], hosts[j]] = [hosts[j]!, hosts[i]!];
-  }
-  return hosts.join(',') + (slash < 0 ? '' : connectionString.slice(slash));
 }
 
 function sessionTimeout(value: unknown): number {
