@@ -8,7 +8,7 @@ import {
 } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { LockDriver } from './lock-driver.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { NodeRemover } from './node-remover.js';

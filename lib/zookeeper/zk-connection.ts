@@ -8,7 +8,8 @@ import { checkMs } from '../shared/durations.js';
 import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
-import { ZkSession, type ZkSessionApi } from './zk-session.js';
+import { ZkSession } from './zk-session.js';
+import type { ZkSessionApi } from './zk-session-api.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls, probeTls, TLS_ADVICE, type ZkTlsOptions } from './zk-tls.js';
 

@@ -5,7 +5,7 @@ import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { checkMs } from '../../shared/durations.js';
 import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
-import type { ZkSessionApi } from '../../zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../../zookeeper/zk-session-api.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
 
