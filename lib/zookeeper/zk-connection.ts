@@ -11,79 +11,16 @@ import type { SessionEnd } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import type { ZkSessionApi } from './zk-session-api.js';
 import { ZxidWatermark } from './zxid-watermark.js';
-import { type CheckedTls, checkTls, probeTls, TLS_ADVICE, type ZkTlsOptions } from './zk-tls.js';
+import { type CheckedTls, checkTls, probeTls, TLS_ADVICE } from './zk-tls.js';
+import {
+  checkLeaseMargin,
+  checkSessionTimeout,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_LEASE_MARGIN_SHARE,
+  grantedLeaseError,
+  type ZkConnectionOptions,
+} from './zk-connection.options.js';
 
-/** Options of one ZooKeeper connection. */
-export interface ZkConnectionOptions {
-  /** Comma-separated `host:port` list, optionally followed by a chroot path: `zk1:2181,zk2:2181/app`. */
-  connectionString: string;
-  /**
-   * Session timeout requested from the server, in ms; the server clamps it to its own
-   * min/max (by default 2 and 20 ticks). Held locks are declared lost after this long disconnected.
-   * @default 15000
-   */
-  sessionTimeoutMs?: number;
-  /**
-   * How much of the session timeout a holder gives up to be told of a lost lock before ZooKeeper
-   * can have granted it to someone else, in ms. A holder's lease runs until the send time of its
-   * session's latest answered request plus the session timeout less this margin; when it runs out
-   * (no answer for that long: a partition, a stalled or dead server), every lock of the session is
-   * declared lost and the session is ended. It must cover how late an ensemble's leader may hear of
-   * the session: `syncLimit × tickTime + tickTime / 2`, plus a little for clock rates and timers
-   * (a follower cut off from its leader answers for up to syncLimit ticks). The default covers
-   * ZooKeeper's sample configuration (tickTime 2000, syncLimit 5) from a 15 s session timeout up,
-   * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
-   * server needs only the little: its own answers prove the session alive. At most nine tenths of
-   * the session timeout. While a lock is held or waited for, the lease is renewed by any answer,
-   * the C client's pings included, and by a read of its own when nothing was answered for half the
-   * lease; with a margin under a third of the session timeout the pings (every third of it) suffice
-   * and no reads are sent.
-   * @default three quarters of the negotiated session timeout
-   */
-  leaseMarginMs?: number;
-  /**
-   * How long `connect()` waits for the first session before failing, in ms.
-   * @default 10000
-   */
-  connectTimeoutMs?: number;
-  /**
-   * What the C client prints to stderr (it cannot be routed to a logger). Process-wide: the last
-   * connection opened sets it for all.
-   * @default 'off'
-   */
-  clientLogLevel?: ClientLogLevel;
-  /**
-   * Digest credential, `user:password`, added to every session this connection opens (before any
-   * other request). With it, the lock paths this library creates get an ACL that lets only this
-   * identity create and delete lock nodes (everyone may read). ZooKeeper sends it in clear text:
-   * use it on a trusted network or through a TLS tunnel.
-   * @default undefined (no identity: lock paths are created open)
-   */
-  digest?: string;
-  /**
-   * TLS to the servers' `secureClientPort`: PEM file paths (no commas), checked at construction
-   * (readable, parseable, key matching cert, passphrase right) with InvalidOptionsError. Start-up
-   * fails with ZkTlsError, within connectTimeoutMs, when a server's certificate is not signed by
-   * `ca`, a server refuses the client, or the port does not speak TLS (and, without this option,
-   * when the port speaks TLS only). Needs an addon built with TLS (the default build; see README).
-   * @default undefined (plain TCP)
-   */
-  tls?: ZkTlsOptions;
-}
-
-export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** The default lease margin, as a share of the negotiated session timeout. */
-export const DEFAULT_LEASE_MARGIN_SHARE = 0.75;
-/** The shortest lease allowed, as a share of the session timeout: shorter, every lock would be lost at the first hiccup. */
-const MIN_LEASE_SHARE = 0.1;
-/**
- * Session timeouts the C client can work with. It gives a connect attempt two thirds of the timeout
- * asked for (at 1 ms it never connects; a server grants at least 2 ticks anyway), and doubles it in
- * an int (from 2^30 ms it never connects either).
- */
-const MIN_SESSION_TIMEOUT_MS = 100;
-const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
@@ -127,8 +64,8 @@ export class ZkConnection implements ZkLockConnection {
   constructor(options: ZkConnectionOptions) {
     this.connectionString = validateConnectionString(options.connectionString);
     this.resolved = this.connectionString;
-    this.sessionTimeoutMs = sessionTimeout(options.sessionTimeoutMs);
-    this.leaseMarginMs = leaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
+    this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
+    this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
     this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
@@ -234,14 +171,10 @@ export class ZkConnection implements ZkLockConnection {
     const tlsFailure = this.probeServers(probes.signal);
     try {
       const session = await Promise.race([this.session(timeout.signal), tlsFailure]);
-      const granted = (session as ZkSession).timeoutMs;
-      if (this.leaseMarginMs !== undefined && granted - this.leaseMarginMs < granted * MIN_LEASE_SHARE) {
+      const refused = grantedLeaseError(this.leaseMarginMs, (session as ZkSession).timeoutMs, this.sessionTimeoutMs);
+      if (refused) {
         this.close();
-        throw new InvalidOptionsError(
-          'leaseMarginMs',
-          `${this.leaseMarginMs} ms leaves less than a tenth of the session timeout the server granted (${granted} ms, asked ${this.sessionTimeoutMs} ms) ` +
-            `as a lease: lower leaseMarginMs to at most ${Math.floor(granted * (1 - MIN_LEASE_SHARE))}, or let the server grant a longer session (its maxSessionTimeout)`,
-        );
+        throw refused;
       }
     } catch (error) {
       if (this.closed) throw error;
@@ -475,20 +408,4 @@ export function connectionStateOf(closed: boolean, current: SessionLifecycle | u
   if (closed) return 'closed';
   if (!current || current.lost.aborted) return 'connecting';
   return current.connected ? 'connected' : 'suspended';
-}
-
-function sessionTimeout(value: unknown): number {
-  const hint =
-    'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
-    'min and max anyway (by default 2 and 20 ticks)';
-  return checkMs(value, 'sessionTimeoutMs', { min: MIN_SESSION_TIMEOUT_MS, max: MAX_SESSION_TIMEOUT_MS, whole: true, hint }) ?? DEFAULT_SESSION_TIMEOUT_MS;
-}
-
-function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefined {
-  const max = sessionTimeoutMs * (1 - MIN_LEASE_SHARE);
-  return checkMs(value, 'leaseMarginMs', {
-    max,
-    maxLabel: `nine tenths of sessionTimeoutMs (${Math.floor(max)})`,
-    hint: 'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
-  });
 }
