@@ -1,15 +1,13 @@
 import { InvalidOptionsError, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
-import { waitInSet } from '../shared/promises.js';
-import { validateDigest } from './zk-acl.js';
-import type { SessionLifecycle } from './session-lifecycle.js';
-import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
 import { checkMs } from '../shared/durations.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
+import { ConnectionBase } from './connection-base.js';
+import { validateDigest } from './zk-acl.js';
+import type { ZkLockConnection } from './zk-lock-connection.js';
 import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import type { SessionEnd } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
-import type { ZkSessionApi } from './zk-session-api.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls, probeTls, TLS_ADVICE } from './zk-tls.js';
 import {
@@ -31,7 +29,7 @@ const REOPEN_RETRY_MS = 1000;
  * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
  * session for new work.
  */
-export class ZkConnection implements ZkLockConnection {
+export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockConnection {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -43,26 +41,22 @@ export class ZkConnection implements ZkLockConnection {
   /** The TLS files, checked (undefined: plain TCP). */
   private readonly tlsFiles: CheckedTls | undefined;
   private client: NativeClient | undefined;
-  private current: ZkSession | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
   private readonly watermark = new ZxidWatermark();
   /** Closes sessions given up on when their lease ran out, should the server still keep them. */
   private readonly closer = new SessionCloser();
-  private sessionWaiters = new Set<() => void>();
-  private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
   /** The connect string with its names looked up, for the current session (see connect-string.ts). */
   private resolved: string;
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
-  private closed = false;
-  /** connect() opened a handle: from now on a session is always on its way until close(). */
-  private started = false;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ZkConnectionOptions) {
-    this.connectionString = validateConnectionString(options.connectionString);
+    const connectionString = validateConnectionString(options.connectionString);
+    super(connectionString);
+    this.connectionString = connectionString;
     this.resolved = this.connectionString;
     this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
@@ -73,16 +67,6 @@ export class ZkConnection implements ZkLockConnection {
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
-  }
-
-  /** The state of the current session, or `closed`. */
-  get state(): ConnectionState | 'connecting' {
-    return connectionStateOf(this.closed, this.current);
-  }
-
-  /** The current session's id (hex), or undefined before the first connect. */
-  get sessionId(): string | undefined {
-    return this.current?.id;
   }
 
   /** What talks to the server: always this package's native addon (see native-client.ts). */
@@ -110,46 +94,25 @@ export class ZkConnection implements ZkLockConnection {
     return { id: session.id, password: session.client.native.client_password };
   }
 
-  onStateChange(listener: ConnectionStateListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /**
    * Opens the first session. Resolves once connected.
    * @throws ZkConnectionError when no server answers within connectTimeoutMs, or the string is unusable.
    */
   connect(): Promise<void> {
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
+    if (this.closed) return Promise.reject(this.closedError());
     this.connecting ??= this.firstConnect();
     return this.connecting;
   }
 
-  /**
-   * The current live session, waiting for one while a new session is being opened.
-   * It may be suspended: callers wait with `whenConnected` before writing.
-   */
-  session(signal?: AbortSignal): Promise<ZkSessionApi> {
-    const current = this.current;
-    if (current && !current.lost.aborted) return Promise.resolve(current);
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
-    if (!this.started) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
-    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
-  }
-
-  /** Ends the session (ZooKeeper deletes its ephemeral nodes at once) and stops reconnecting. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
+  /** Closing: no more reopening; the session ends, then its handle is closed (ZooKeeper deletes its ephemeral nodes at once). */
+  protected shutDown(session: ZkSession | undefined): void {
     this.clearLostTimer();
     this.closer.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
-    this.current?.markLost('the connection was closed by the application', 'closed');
+    this.endClosed(session);
     client?.close();
-    this.wakeSessionWaiters();
-    this.emit('closed', this.current?.id ?? '');
   }
 
   private async firstConnect(): Promise<void> {
@@ -157,7 +120,7 @@ export class ZkConnection implements ZkLockConnection {
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
       this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs);
-      if (this.closed) throw new ZkConnectionError(this.connectionString, 'the connection was closed');
+      if (this.closed) throw this.closedError();
       this.client = this.openHandle();
       this.started = true;
     } catch (error) {
@@ -378,34 +341,8 @@ export class ZkConnection implements ZkLockConnection {
     );
   }
 
-  private wakeSessionWaiters(): void {
-    const waiters = this.sessionWaiters;
-    this.sessionWaiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
   private clearLostTimer(): void {
     if (this.lostTimer) clearTimeout(this.lostTimer);
     this.lostTimer = undefined;
   }
-
-  /** Listeners run after the state has changed; one that throws cannot stop the others or the state machine. */
-  private emit(state: ConnectionState, sessionId: string): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(state, sessionId);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
-  }
-}
-
-/** A connection's state from whether it was closed and its current session (the native and the in-memory one). */
-export function connectionStateOf(closed: boolean, current: SessionLifecycle | undefined): ConnectionState | 'connecting' {
-  if (closed) return 'closed';
-  if (!current || current.lost.aborted) return 'connecting';
-  return current.connected ? 'connected' : 'suspended';
 }
