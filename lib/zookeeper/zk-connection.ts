@@ -6,7 +6,7 @@ import { validateDigest } from './zk-acl.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
 import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
-import type { SessionEnd } from './zk-errors.js';
+import { describeClose, type SessionEnd } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls, probeTls, TLS_ADVICE } from './zk-tls.js';
@@ -226,8 +226,8 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockCon
     });
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
-      const why = code === -112 ? 'the session expired' : code === -113 ? 'authentication failed' : `the client closed (${code})`;
-      if (session) this.declareLost(session, why, code === -112 ? 'session-expired' : 'ended');
+      const { detail, end } = describeClose(code);
+      if (session) this.declareLost(session, detail, end);
       else this.replaceHandle();
     });
     let started: unknown;
