@@ -34,7 +34,8 @@ export function checkMs(value: unknown, option: string, range: MsRange = {}): nu
   const fits =
     typeof value === 'number' && (minExclusive ? value > min : value >= min) && value <= max && (!whole || Number.isInteger(value));
   if (fits) return value;
-  throw new InvalidOptionsError(option, `must be ${rangeText(min, minExclusive, max, range.maxLabel, whole)}, got ${shown(value)}${range.hint ? `: ${range.hint}` : ''}`);
+  const hint = range.hint ? `: ${range.hint}` : '';
+  throw new InvalidOptionsError(option, `must be ${rangeText(min, minExclusive, max, range.maxLabel, whole)}, got ${shown(value)}${hint}`);
 }
 
 /** `a whole number of milliseconds from 100 to 1073741823`, `a positive number of milliseconds up to …`, `… at least 0`. */

@@ -81,7 +81,8 @@ export function checkSessionTimeout(value: unknown): number {
   const hint =
     'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
     'min and max anyway (by default 2 and 20 ticks)';
-  return checkMs(value, 'sessionTimeoutMs', { min: MIN_SESSION_TIMEOUT_MS, max: MAX_SESSION_TIMEOUT_MS, whole: true, hint }) ?? DEFAULT_SESSION_TIMEOUT_MS;
+  const range = { min: MIN_SESSION_TIMEOUT_MS, max: MAX_SESSION_TIMEOUT_MS, whole: true, hint };
+  return checkMs(value, 'sessionTimeoutMs', range) ?? DEFAULT_SESSION_TIMEOUT_MS;
 }
 
 /** leaseMarginMs, checked against the session timeout asked for; undefined: the default share of each session's. */
