@@ -50,7 +50,7 @@ export {
 export type { LockLossReason } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
-export type { ZkConnectionOptions } from './zookeeper/zk-connection.js';
+export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
 export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions, ZkTlsFailure } from './zookeeper/zk-tls.js';

@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../errors.js';
 import type { AcquireOptions } from '../recipes/lock-handle.js';
 import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
+import { checkMs } from '../shared/durations.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
 const MAX_OWNER_BYTES = 512;
@@ -49,10 +50,7 @@ export function ownerLabel(label: string): string {
   return label.length > AUTO_OWNER_CHARS ? `${label.slice(0, AUTO_OWNER_CHARS)}…` : label;
 }
 
+/** A wait of any number of ms from 0, Infinity included; undefined when absent. */
 export function validateWaitTimeout(value: unknown, option: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new InvalidOptionsError(option, `must be a number of milliseconds >= 0 (or absent to wait forever), got ${String(value)}`);
-  }
-  return value;
+  return checkMs(value, option, { max: Infinity });
 }

@@ -1,11 +1,14 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { InvalidOptionsError, shown } from '../errors.js';
+import { checkMs, type MsRange } from '../shared/durations.js';
 import { createViewController, type ResolvedViewOptions } from './zk-lock-view.controller.js';
 import type { ZkLockViewOptions } from './zk-lock-view-options.interface.js';
 
 const DEFAULT_PATH = 'zk-locks';
 const DEFAULT_REFRESH_MS = 2000;
 const DEFAULT_READ_TIMEOUT_MS = 5000;
+/** Both durations: any finite number of ms from 100. */
+const AT_LEAST_100: MsRange = { min: 100, max: Number.MAX_VALUE };
 
 /**
  * Opt-in live view of every lock under rootPath: `ZkLockViewModule.register()` next to
@@ -30,16 +33,8 @@ function resolve(options: ZkLockViewOptions): ResolvedViewOptions {
   }
   return {
     path,
-    refreshMs: positive(options.refreshMs, 'refreshMs', DEFAULT_REFRESH_MS),
-    readTimeoutMs: positive(options.readTimeoutMs, 'readTimeoutMs', DEFAULT_READ_TIMEOUT_MS),
+    refreshMs: checkMs(options.refreshMs, 'refreshMs', AT_LEAST_100) ?? DEFAULT_REFRESH_MS,
+    readTimeoutMs: checkMs(options.readTimeoutMs, 'readTimeoutMs', AT_LEAST_100) ?? DEFAULT_READ_TIMEOUT_MS,
     guards: options.guards ?? [],
   };
-}
-
-function positive(value: number | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < 100) {
-    throw new InvalidOptionsError(option, `must be a number of ms, at least 100, got ${shown(value)}`);
-  }
-  return value;
 }

@@ -3,6 +3,7 @@ import { validateLockKind } from '../recipes/lock-kind.js';
 import type { DistributedLockOptions, DistributedLockSpec, LockResource } from './distributed-lock.options.js';
 import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
+import { checkMs } from '../shared/durations.js';
 
 /**
  * Takes a distributed lock around a method: controller handlers (HTTP, RPC, WebSocket), provider
@@ -20,9 +21,7 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
   if (options.onBusy !== undefined && options.onBusy !== 'throw' && options.onBusy !== 'skip') {
     throw new InvalidOptionsError('@DistributedLock onBusy', `must be 'throw' or 'skip', got ${String(options.onBusy)}`);
   }
-  if (options.waitTimeoutMs !== undefined && !(typeof options.waitTimeoutMs === 'number' && options.waitTimeoutMs >= 0)) {
-    throw new InvalidOptionsError('@DistributedLock waitTimeoutMs', `must be a number of ms >= 0, got ${String(options.waitTimeoutMs)}`);
-  }
+  checkMs(options.waitTimeoutMs, '@DistributedLock waitTimeoutMs', { max: Infinity });
   validateLockKind(options, '@DistributedLock ');
   return (target, key, descriptor: PropertyDescriptor) => {
     const original: unknown = descriptor.value;

@@ -9,7 +9,7 @@ import {
 } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { NodeRemover } from './node-remover.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { QueueWaiter } from './queue-waiter.js';

@@ -1,5 +1,5 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 
 /** What a holder handing its lock on writes into its node, in the transaction that deletes it. */

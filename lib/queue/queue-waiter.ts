@@ -10,7 +10,7 @@
  * about 2,000 bytes per waiting LockService acquire, most of it the watches and the promise.
  */
 import { ZkConnectionLossError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import type { LockDriver } from './lock-driver.js';
 import { ENTRY_KIND, nodePrefix, sortQueue, SEQUENCE_DIGITS } from './queue-entry.js';

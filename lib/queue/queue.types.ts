@@ -1,4 +1,4 @@
-import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { LockDriver } from './lock-driver.js';
 import type { NodeRemover } from './node-remover.js';
 

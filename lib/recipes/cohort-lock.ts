@@ -3,6 +3,7 @@ import { busy, Cohort, type CohortSettings } from './cohort.js';
 import type { HeldLock } from './held-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import { checkMs } from '../shared/durations.js';
 
 /** How long a process may keep a contended lock for its own callers. */
 export interface CohortOptions {
@@ -51,8 +52,8 @@ export class CohortLock implements LockRecipe, CohortSettings {
     readonly inner: ExclusiveQueueRecipe,
     options: CohortOptions = {},
   ) {
-    this.maxHandoffs = positive(options.maxHandoffs, 'cohort.maxHandoffs', DEFAULT_COHORT.maxHandoffs, true);
-    this.maxHoldMs = positive(options.maxHoldMs, 'cohort.maxHoldMs', DEFAULT_COHORT.maxHoldMs, false);
+    this.maxHandoffs = wholeCount(options.maxHandoffs, 'cohort.maxHandoffs', DEFAULT_COHORT.maxHandoffs);
+    this.maxHoldMs = checkMs(options.maxHoldMs, 'cohort.maxHoldMs', { max: Number.MAX_VALUE }) ?? DEFAULT_COHORT.maxHoldMs;
   }
 
   // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
@@ -118,10 +119,10 @@ export class CohortLock implements LockRecipe, CohortSettings {
   }
 }
 
-function positive(value: number | undefined, name: string, fallback: number, whole: boolean): number {
+function wholeCount(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value) || (whole && !Number.isInteger(value))) {
-    throw new InvalidOptionsError(name, `must be a ${whole ? 'whole ' : ''}number of at least 0, got ${shown(value)}`);
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isInteger(value)) {
+    throw new InvalidOptionsError(name, `must be a whole number of at least 0, got ${shown(value)}`);
   }
   return value;
 }

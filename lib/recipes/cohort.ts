@@ -4,7 +4,7 @@ import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import { Stopper } from '../queue/stopper.js';
-import type { ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 
 /** The ZooKeeper acquire in flight for the local queue, and how to stop it. */
 interface TakeControl {

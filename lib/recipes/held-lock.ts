@@ -1,7 +1,7 @@
 import { type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
 import type { LockHandle } from './lock-handle.js';
 import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { QueueGrant } from '../queue/queue.types.js';
 
 /**

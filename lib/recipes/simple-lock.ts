@@ -1,5 +1,5 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError, ZkRolledBackError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session.js';
+import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { HeldLock } from './held-lock.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';

@@ -23,7 +23,8 @@ import { LockRecipes } from '../recipes/recipe-set.js';
 import { ownerAcl } from '../zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-import { ZkConnection, type ZkConnectionOptions } from '../zookeeper/zk-connection.js';
+import { ZkConnection } from '../zookeeper/zk-connection.js';
+import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
 import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;

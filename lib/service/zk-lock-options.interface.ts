@@ -1,6 +1,6 @@
 import type { CohortOptions } from '../recipes/cohort-lock.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
-import type { ZkConnectionOptions } from '../zookeeper/zk-connection.js';
+import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
 import type { ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
 
 /**

@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server } from 'node:net';
+import { parseConnectString } from '../zookeeper/connect-string.js';
 
 /**
  * Sends a four-letter word (`srvr`, `mntr`, `wchp`, `dump`, `cons` ...) to a ZooKeeper server and
@@ -22,8 +23,8 @@ export function fourLetter(port: number, command: string, host = '127.0.0.1', ti
 
 /** Sends a four-letter word to the first server of a connect string (`host:port,host:port/chroot`). */
 export function fourLetterTo(connectString: string, command: string): Promise<string> {
-  const [host, port] = connectString.split(',')[0]!.split('/')[0]!.split(':');
-  return fourLetter(Number(port), command, host);
+  const { host, port } = parseConnectString(connectString).hosts[0]!;
+  return fourLetter(port, command, host);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ZkStat } from './native-client.js';
 import { ZkConnectionLossError, ZkNoNodeError } from './zk-errors.js';
-import type { ChildList, NodeData, ZkSessionApi } from './zk-session.js';
+import type { ChildList, NodeData, ZkSessionApi } from './zk-session-api.js';
 
 /**
  * Runs a request until it gets an answer: after each connection loss, waits for the connection to

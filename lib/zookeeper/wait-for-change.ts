@@ -1,5 +1,5 @@
 import { ZkConnectionLossError } from './zk-errors.js';
-import type { ZkSessionApi } from './zk-session.js';
+import type { ZkSessionApi } from './zk-session-api.js';
 
 /**
  * Resolves when any of the watched nodes changes or is gone (or the connection dropped: re-reading

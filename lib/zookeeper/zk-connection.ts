@@ -1,93 +1,27 @@
-import { InvalidOptionsError, shown, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
+import { InvalidOptionsError, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
+import { checkMs } from '../shared/durations.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
-import { waitInSet } from '../shared/promises.js';
+import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
-import type { SessionLifecycle } from './session-lifecycle.js';
-import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from './zk-lock-connection.js';
-import { MAX_TIMER_MS } from '../shared/durations.js';
-import { resolveHosts } from './host-resolution.js';
+import type { ZkLockConnection } from './zk-lock-connection.js';
+import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
-import type { SessionEnd } from './zk-errors.js';
-import { ZkSession, type ZkSessionApi } from './zk-session.js';
+import { describeClose, type SessionEnd } from './zk-errors.js';
+import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
-import { type CheckedTls, checkTls, probeTls, TLS_ADVICE, type ZkTlsOptions } from './zk-tls.js';
+import { type CheckedTls, checkTls, probeTls, TLS_ADVICE } from './zk-tls.js';
+import {
+  checkLeaseMargin,
+  checkSessionTimeout,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_LEASE_MARGIN_SHARE,
+  grantedLeaseError,
+  type ZkConnectionOptions,
+} from './zk-connection.options.js';
 
-/** Options of one ZooKeeper connection. */
-export interface ZkConnectionOptions {
-  /** Comma-separated `host:port` list, optionally followed by a chroot path: `zk1:2181,zk2:2181/app`. */
-  connectionString: string;
-  /**
-   * Session timeout requested from the server, in ms; the server clamps it to its own
-   * min/max (by default 2 and 20 ticks). Held locks are declared lost after this long disconnected.
-   * @default 15000
-   */
-  sessionTimeoutMs?: number;
-  /**
-   * How much of the session timeout a holder gives up to be told of a lost lock before ZooKeeper
-   * can have granted it to someone else, in ms. A holder's lease runs until the send time of its
-   * session's latest answered request plus the session timeout less this margin; when it runs out
-   * (no answer for that long: a partition, a stalled or dead server), every lock of the session is
-   * declared lost and the session is ended. It must cover how late an ensemble's leader may hear of
-   * the session: `syncLimit × tickTime + tickTime / 2`, plus a little for clock rates and timers
-   * (a follower cut off from its leader answers for up to syncLimit ticks). The default covers
-   * ZooKeeper's sample configuration (tickTime 2000, syncLimit 5) from a 15 s session timeout up,
-   * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
-   * server needs only the little: its own answers prove the session alive. At most nine tenths of
-   * the session timeout. While a lock is held or waited for, the lease is renewed by any answer,
-   * the C client's pings included, and by a read of its own when nothing was answered for half the
-   * lease; with a margin under a third of the session timeout the pings (every third of it) suffice
-   * and no reads are sent.
-   * @default three quarters of the negotiated session timeout
-   */
-  leaseMarginMs?: number;
-  /**
-   * How long `connect()` waits for the first session before failing, in ms.
-   * @default 10000
-   */
-  connectTimeoutMs?: number;
-  /**
-   * What the C client prints to stderr (it cannot be routed to a logger). Process-wide: the last
-   * connection opened sets it for all.
-   * @default 'off'
-   */
-  clientLogLevel?: ClientLogLevel;
-  /**
-   * Digest credential, `user:password`, added to every session this connection opens (before any
-   * other request). With it, the lock paths this library creates get an ACL that lets only this
-   * identity create and delete lock nodes (everyone may read). ZooKeeper sends it in clear text:
-   * use it on a trusted network or through a TLS tunnel.
-   * @default undefined (no identity: lock paths are created open)
-   */
-  digest?: string;
-  /**
-   * TLS to the servers' `secureClientPort`: PEM file paths (no commas), checked at construction
-   * (readable, parseable, key matching cert, passphrase right) with InvalidOptionsError. Start-up
-   * fails with ZkTlsError, within connectTimeoutMs, when a server's certificate is not signed by
-   * `ca`, a server refuses the client, or the port does not speak TLS (and, without this option,
-   * when the port speaks TLS only). Needs an addon built with TLS (the default build; see README).
-   * @default undefined (plain TCP)
-   */
-  tls?: ZkTlsOptions;
-}
-
-export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** The default lease margin, as a share of the negotiated session timeout. */
-export const DEFAULT_LEASE_MARGIN_SHARE = 0.75;
-/** The shortest lease allowed, as a share of the session timeout: shorter, every lock would be lost at the first hiccup. */
-const MIN_LEASE_SHARE = 0.1;
-/**
- * Session timeouts the C client can work with. It gives a connect attempt two thirds of the timeout
- * asked for (at 1 ms it never connects; a server grants at least 2 ticks anyway), and doubles it in
- * an int (from 2^30 ms it never connects either).
- */
-const MIN_SESSION_TIMEOUT_MS = 100;
-const MAX_SESSION_TIMEOUT_MS = 2 ** 30 - 1;
 /** Far more empty polls than any outage produces: the binding's own give-up never fires. */
 const NEVER_GIVE_UP = 2_000_000_000;
 const REOPEN_RETRY_MS = 1000;
-
-const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
 
 /**
  * Owns the native handles. The C client notices an expired session only once it reconnects, so this
@@ -95,7 +29,7 @@ const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
  * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
  * session for new work.
  */
-export class ZkConnection implements ZkLockConnection {
+export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockConnection {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -107,46 +41,32 @@ export class ZkConnection implements ZkLockConnection {
   /** The TLS files, checked (undefined: plain TCP). */
   private readonly tlsFiles: CheckedTls | undefined;
   private client: NativeClient | undefined;
-  private current: ZkSession | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
   private readonly watermark = new ZxidWatermark();
   /** Closes sessions given up on when their lease ran out, should the server still keep them. */
   private readonly closer = new SessionCloser();
-  private sessionWaiters = new Set<() => void>();
-  private readonly listeners = new Set<ConnectionStateListener>();
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
-  /** The connect string with its names looked up, for the current session (see host-resolution.ts). */
+  /** The connect string with its names looked up, for the current session (see connect-string.ts). */
   private resolved: string;
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
-  private closed = false;
-  /** connect() opened a handle: from now on a session is always on its way until close(). */
-  private started = false;
   private connecting: Promise<void> | undefined;
 
   constructor(options: ZkConnectionOptions) {
-    this.connectionString = validateConnectionString(options.connectionString);
+    const connectionString = validateConnectionString(options.connectionString);
+    super(connectionString);
+    this.connectionString = connectionString;
     this.resolved = this.connectionString;
-    this.sessionTimeoutMs = sessionTimeout(options.sessionTimeoutMs);
-    this.leaseMarginMs = leaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
-    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
+    this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
+    this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
-  }
-
-  /** The state of the current session, or `closed`. */
-  get state(): ConnectionState | 'connecting' {
-    return connectionStateOf(this.closed, this.current);
-  }
-
-  /** The current session's id (hex), or undefined before the first connect. */
-  get sessionId(): string | undefined {
-    return this.current?.id;
   }
 
   /** What talks to the server: always this package's native addon (see native-client.ts). */
@@ -174,46 +94,25 @@ export class ZkConnection implements ZkLockConnection {
     return { id: session.id, password: session.client.native.client_password };
   }
 
-  onStateChange(listener: ConnectionStateListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /**
    * Opens the first session. Resolves once connected.
    * @throws ZkConnectionError when no server answers within connectTimeoutMs, or the string is unusable.
    */
   connect(): Promise<void> {
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
+    if (this.closed) return Promise.reject(this.closedError());
     this.connecting ??= this.firstConnect();
     return this.connecting;
   }
 
-  /**
-   * The current live session, waiting for one while a new session is being opened.
-   * It may be suspended: callers wait with `whenConnected` before writing.
-   */
-  session(signal?: AbortSignal): Promise<ZkSessionApi> {
-    const current = this.current;
-    if (current && !current.lost.aborted) return Promise.resolve(current);
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.connectionString, 'the connection was closed'));
-    if (!this.started) return Promise.reject(new ZkConnectionError(this.connectionString, 'connect() was not called'));
-    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
-  }
-
-  /** Ends the session (ZooKeeper deletes its ephemeral nodes at once) and stops reconnecting. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
+  /** Closing: no more reopening; the session ends, then its handle is closed (ZooKeeper deletes its ephemeral nodes at once). */
+  protected shutDown(session: ZkSession | undefined): void {
     this.clearLostTimer();
     this.closer.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
-    this.current?.markLost('the connection was closed by the application', 'closed');
+    this.endClosed(session);
     client?.close();
-    this.wakeSessionWaiters();
-    this.emit('closed', this.current?.id ?? '');
   }
 
   private async firstConnect(): Promise<void> {
@@ -221,7 +120,7 @@ export class ZkConnection implements ZkLockConnection {
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
       this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs);
-      if (this.closed) throw new ZkConnectionError(this.connectionString, 'the connection was closed');
+      if (this.closed) throw this.closedError();
       this.client = this.openHandle();
       this.started = true;
     } catch (error) {
@@ -235,14 +134,10 @@ export class ZkConnection implements ZkLockConnection {
     const tlsFailure = this.probeServers(probes.signal);
     try {
       const session = await Promise.race([this.session(timeout.signal), tlsFailure]);
-      const granted = (session as ZkSession).timeoutMs;
-      if (this.leaseMarginMs !== undefined && granted - this.leaseMarginMs < granted * MIN_LEASE_SHARE) {
+      const refused = grantedLeaseError(this.leaseMarginMs, (session as ZkSession).timeoutMs, this.sessionTimeoutMs);
+      if (refused) {
         this.close();
-        throw new InvalidOptionsError(
-          'leaseMarginMs',
-          `${this.leaseMarginMs} ms leaves less than a tenth of the session timeout the server granted (${granted} ms, asked ${this.sessionTimeoutMs} ms) ` +
-            `as a lease: lower leaseMarginMs to at most ${Math.floor(granted * (1 - MIN_LEASE_SHARE))}, or let the server grant a longer session (its maxSessionTimeout)`,
-        );
+        throw refused;
       }
     } catch (error) {
       if (this.closed) throw error;
@@ -266,7 +161,7 @@ export class ZkConnection implements ZkLockConnection {
    */
   private probeServers(signal: AbortSignal): Promise<never> {
     return new Promise<never>((_, reject) => {
-      const hosts = serversOf(this.resolved);
+      const { hosts } = parseConnectString(this.resolved);
       const probeAll = (budgetMs: number): void => {
         for (const { host, port } of hosts) {
           void probeTls(host, port, this.tlsFiles, budgetMs, signal).then((result) => {
@@ -331,8 +226,8 @@ export class ZkConnection implements ZkLockConnection {
     });
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
-      const why = code === -112 ? 'the session expired' : code === -113 ? 'authentication failed' : `the client closed (${code})`;
-      if (session) this.declareLost(session, why, code === -112 ? 'session-expired' : 'ended');
+      const { detail, end } = describeClose(code);
+      if (session) this.declareLost(session, detail, end);
       else this.replaceHandle();
     });
     let started: unknown;
@@ -446,126 +341,8 @@ export class ZkConnection implements ZkLockConnection {
     );
   }
 
-  private wakeSessionWaiters(): void {
-    const waiters = this.sessionWaiters;
-    this.sessionWaiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
   private clearLostTimer(): void {
     if (this.lostTimer) clearTimeout(this.lostTimer);
     this.lostTimer = undefined;
   }
-
-  /** Listeners run after the state has changed; one that throws cannot stop the others or the state machine. */
-  private emit(state: ConnectionState, sessionId: string): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(state, sessionId);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
-  }
-}
-
-/** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
-async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
-  const aborted = new Promise<never>((_, reject) => {
-    const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-  try {
-    return await Promise.race([resolveHosts(connectionString), aborted]);
-  } catch (error) {
-    if (error instanceof ZkConnectionError) throw error;
-    const code = (error as { code?: string; hostname?: string }).code ?? String(error);
-    const host = (error as { hostname?: string }).hostname;
-    throw new ZkConnectionError(connectionString, `the host name ${host ? shown(host) : ''} does not resolve (${code})`, { cause: error });
-  }
-}
-
-function validateConnectionString(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new InvalidOptionsError('connectionString', 'is required: a comma-separated list of host:port, e.g. "127.0.0.1:2181"');
-  }
-  const trimmed = value.trim();
-  if (!CONNECTION_STRING.test(trimmed)) {
-    throw new InvalidOptionsError(
-      'connectionString',
-      `${shown(value)} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
-    );
-  }
-  const slash = trimmed.indexOf('/');
-  for (const host of (slash < 0 ? trimmed : trimmed.slice(0, slash)).split(',')) {
-    const port = Number(host.slice(host.lastIndexOf(':') + 1));
-    if (port < 1 || port > 65535) {
-      throw new InvalidOptionsError('connectionString', `${shown(host)} has port ${port}: a port is from 1 to 65535`);
-    }
-  }
-  return trimmed;
-}
-
-/** The `host:port` entries of a (resolved) connect string, without brackets around IPv6 addresses. */
-function serversOf(connectionString: string): { host: string; port: number }[] {
-  const slash = connectionString.indexOf('/');
-  return (slash < 0 ? connectionString : connectionString.slice(0, slash)).split(',').map((entry) => {
-    const colon = entry.lastIndexOf(':');
-    return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
-  });
-}
-
-/** A connection's state from whether it was closed and its current session (the native and the in-memory one). */
-export function connectionStateOf(closed: boolean, current: SessionLifecycle | undefined): ConnectionState | 'connecting' {
-  if (closed) return 'closed';
-  if (!current || current.lost.aborted) return 'connecting';
-  return current.connected ? 'connected' : 'suspended';
-}
-
-/** The connect string with its `host:port` entries in random order (the chroot stays at the end). */
-export function shuffleHosts(connectionString: string): string {
-  const slash = connectionString.indexOf('/');
-  const hosts = (slash < 0 ? connectionString : connectionString.slice(0, slash)).split(',');
-  for (let i = hosts.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [hosts[i], hosts[j]] = [hosts[j]!, hosts[i]!];
-  }
-  return hosts.join(',') + (slash < 0 ? '' : connectionString.slice(slash));
-}
-
-function sessionTimeout(value: unknown): number {
-  if (value === undefined) return DEFAULT_SESSION_TIMEOUT_MS;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_SESSION_TIMEOUT_MS || value > MAX_SESSION_TIMEOUT_MS) {
-    throw new InvalidOptionsError(
-      'sessionTimeoutMs',
-      `must be a whole number of milliseconds from ${MIN_SESSION_TIMEOUT_MS} to ${MAX_SESSION_TIMEOUT_MS}, got ${shown(value)}: ` +
-        'the ZooKeeper C client cannot connect outside that range, and the server grants a timeout between its own ' +
-        'min and max anyway (by default 2 and 20 ticks)',
-    );
-  }
-  return value;
-}
-
-function leaseMargin(value: unknown, sessionTimeoutMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > sessionTimeoutMs * (1 - MIN_LEASE_SHARE)) {
-    throw new InvalidOptionsError(
-      'leaseMarginMs',
-      `must be a number of milliseconds from 0 to nine tenths of sessionTimeoutMs (${Math.floor(sessionTimeoutMs * (1 - MIN_LEASE_SHARE))}), got ${shown(value)}: ` +
-        'set it to syncLimit × tickTime + tickTime / 2 of your ensemble plus a little, and sessionTimeoutMs comfortably above that',
-    );
-  }
-  return value;
-}
-
-/** A duration option: a positive finite number of ms, or the default when absent. */
-export function positiveMs(value: unknown, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new InvalidOptionsError(option, `must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${shown(value)}`);
-  }
-  return value;
 }

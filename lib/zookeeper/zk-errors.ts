@@ -68,6 +68,16 @@ export class ZkConnectionLossError extends ZkError {}
  */
 export type SessionEnd = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'ended';
 
+/**
+ * How the native client's `close` event tells why it closed a handle (its session states
+ * ZOO_EXPIRED_SESSION_STATE and ZOO_AUTH_FAILED_STATE, not result codes), as the lost session's
+ * detail and end.
+ */
+export function describeClose(code: number): { detail: string; end: SessionEnd } {
+  if (code === -112) return { detail: 'the session expired', end: 'session-expired' };
+  return { detail: code === -113 ? 'authentication failed' : `the client closed (${code})`, end: 'ended' };
+}
+
 /** The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone. */
 export class ZkSessionLostError extends ZkError {
   constructor(

@@ -1,4 +1,4 @@
-import type { ZkSessionApi } from './zk-session.js';
+import type { ZkSessionApi } from './zk-session-api.js';
 
 /**
  * Connection states, named as Curator names them:

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 import { eventually } from '../support/zk-admin.js';
 import type { ZkEnsemble, ZkServer } from '../support/zk-server.js';
 import { type CheckResult, checkHistory } from './checker.js';

@@ -5,7 +5,7 @@ import { FairLock, ReadWriteLock, Semaphore } from '../../lib/recipes/queue-lock
 import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const data = (owner: string) => Buffer.from(JSON.stringify({ host: 'test-host', pid: 42, owner }));

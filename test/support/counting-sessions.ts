@@ -1,5 +1,5 @@
 import type { SessionSource } from '../../lib/queue/queue.types.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 
 /**
  * A session source that counts the requests its sessions send, per operation: how a test sees which

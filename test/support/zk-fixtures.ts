@@ -3,7 +3,8 @@
  * are closed after each test, and read-only views of the server's state.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { ZkConnection, type ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import type { ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.options.js';
 import { ZkNoNodeError } from '../../lib/zookeeper/zk-errors.js';
 import { eventually } from './zk-admin.js';
 import { startZkServer, type ZkServer } from './zk-server.js';

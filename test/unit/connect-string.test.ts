@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shuffleHosts } from '../../lib/zookeeper/zk-connection.js';
+import { parseConnectString, shuffleHosts } from '../../lib/zookeeper/connect-string.js';
 
 describe('shuffleHosts (the C client is told to keep the order it is given)', () => {
   it('keeps every host once and the chroot at the end, and uses every order', () => {
@@ -17,5 +17,19 @@ describe('shuffleHosts (the C client is told to keep the order it is given)', ()
   it('leaves a single host, with or without a chroot, as it is', () => {
     expect(shuffleHosts('127.0.0.1:2181')).toBe('127.0.0.1:2181');
     expect(shuffleHosts('127.0.0.1:2181/x')).toBe('127.0.0.1:2181/x');
+  });
+});
+
+describe('parseConnectString (the one parser: checking, shuffling, resolving and the testing kit use it)', () => {
+  it('splits the servers, as written and as host and port, from the chroot', () => {
+    expect(parseConnectString('zk1:2181,[::1]:2182,10.0.0.3:2183/app/locks')).toEqual({
+      hosts: [
+        { host: 'zk1', port: 2181, entry: 'zk1:2181' },
+        { host: '::1', port: 2182, entry: '[::1]:2182' },
+        { host: '10.0.0.3', port: 2183, entry: '10.0.0.3:2183' },
+      ],
+      chroot: '/app/locks',
+    });
+    expect(parseConnectString('127.0.0.1:2181')).toEqual({ hosts: [{ host: '127.0.0.1', port: 2181, entry: '127.0.0.1:2181' }], chroot: '' });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../lib/errors.js';
-import { ZkConnection, type ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.js';
+import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import type { ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.options.js';
 
 const refused = (options: Partial<ZkConnectionOptions>): InvalidOptionsError => {
   try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeRemover } from '../../lib/queue/node-remover.js';
 import { ZK_CODES, zkError, ZkNoAuthError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
-import type { ZkSessionApi } from '../../lib/zookeeper/zk-session.js';
+import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 
 /**
  * How a release that grants by write ends (pure logic: a scripted session). The write and the delete are one

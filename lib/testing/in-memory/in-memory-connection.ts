@@ -1,10 +1,10 @@
 import type { SessionEnd } from '../../zookeeper/zk-errors.js';
-import { ZkConnectionError, ZkLockError } from '../../errors.js';
-import { waitInSet } from '../../shared/promises.js';
+import { ZkLockError } from '../../errors.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
-import { connectionStateOf, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, positiveMs } from '../../zookeeper/zk-connection.js';
-import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
-import type { ZkSessionApi } from '../../zookeeper/zk-session.js';
+import { checkMs } from '../../shared/durations.js';
+import { ConnectionBase } from '../../zookeeper/connection-base.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.options.js';
+import type { ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
 
@@ -41,32 +41,20 @@ export interface SessionFactory {
  * 'reconnected', 'lost', 'closed'), and the same rule after a lost session: a new one is opened.
  * `expireSession()`, `disconnect()` and `reconnect()` play the faults a real server and network cause.
  */
-export class InMemoryConnection implements ZkLockConnection {
+export class InMemoryConnection extends ConnectionBase<InMemorySession> implements ZkLockConnection {
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly digest: string | undefined;
-  private current: InMemorySession | undefined;
-  private readonly listeners = new Set<ConnectionStateListener>();
-  private sessionWaiters = new Set<() => void>();
   private expiryTimer: NodeJS.Timeout | undefined;
-  private started = false;
-  private closed = false;
 
   constructor(
     private readonly server: SessionFactory,
     options: InMemoryConnectionOptions = {},
   ) {
-    this.sessionTimeoutMs = positiveMs(options.sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS);
-    this.connectTimeoutMs = positiveMs(options.connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
+    super(server.name);
+    this.sessionTimeoutMs = checkMs(options.sessionTimeoutMs, 'sessionTimeoutMs', { minExclusive: true }) ?? DEFAULT_SESSION_TIMEOUT_MS;
+    this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
-  }
-
-  get state(): ConnectionState | 'connecting' {
-    return connectionStateOf(this.closed, this.current);
-  }
-
-  get sessionId(): string | undefined {
-    return this.current?.id;
   }
 
   /** `in-memory:<name>`: there is no server address. */
@@ -84,14 +72,9 @@ export class InMemoryConnection implements ZkLockConnection {
     return this.current ? this.sessionTimeoutMs : undefined;
   }
 
-  onStateChange(listener: ConnectionStateListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /** Opens the first session (at once: the in-memory server is always up). */
   connect(): Promise<void> {
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.server.name, 'the connection was closed'));
+    if (this.closed) return Promise.reject(this.closedError());
     if (!this.started) {
       this.started = true;
       this.openSession();
@@ -99,26 +82,13 @@ export class InMemoryConnection implements ZkLockConnection {
     return Promise.resolve();
   }
 
-  session(signal?: AbortSignal): Promise<ZkSessionApi> {
-    const current = this.current;
-    if (current && !current.lost.aborted) return Promise.resolve(current);
-    if (this.closed) return Promise.reject(new ZkConnectionError(this.server.name, 'the connection was closed'));
-    if (!this.started) return Promise.reject(new ZkConnectionError(this.server.name, 'connect() was not called'));
-    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
-  }
-
-  /** Ends the session (its ephemeral nodes, so its locks, go at once) and opens no other. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
+  /** Closing: the tree drops the session's ephemeral nodes, then the session ends for its users. */
+  protected shutDown(session: InMemorySession | undefined): void {
     clearTimeout(this.expiryTimer);
-    const session = this.current;
     if (session && !session.lost.aborted) {
       this.server.tree.closeSession(session.id);
-      session.markLost('the connection was closed by the application', 'closed');
+      this.endClosed(session);
     }
-    this.wakeSessionWaiters();
-    this.emit('closed', session?.id ?? '');
   }
 
   /**
@@ -183,24 +153,5 @@ export class InMemoryConnection implements ZkLockConnection {
     this.current = session;
     this.wakeSessionWaiters();
     this.emit('connected', session.id);
-  }
-
-  private wakeSessionWaiters(): void {
-    const waiters = this.sessionWaiters;
-    this.sessionWaiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
-  /** As ZkConnection: a listener that throws cannot stop the others. */
-  private emit(state: ConnectionState, sessionId: string): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(state, sessionId);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
   }
 }

@@ -2,7 +2,7 @@ import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
-import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session.js';
+import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session-api.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 import { rejectOnThrow } from '../../shared/promises.js';
 

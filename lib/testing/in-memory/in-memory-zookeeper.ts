@@ -1,6 +1,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZkLockError } from '../../errors.js';
 import { LockService } from '../../service/lock.service.js';
+import { checkMs } from '../../shared/durations.js';
 import type { ZkLockModuleOptions } from '../../service/zk-lock-options.interface.js';
 import { InMemoryConnection, type InMemoryConnectionOptions, type SessionFactory } from './in-memory-connection.js';
 import { ZNodeTree } from './znode-tree.js';
@@ -40,10 +41,8 @@ export class InMemoryZooKeeper {
   private readonly services = new Set<LockService>();
 
   constructor(options: InMemoryZooKeeperOptions = {}) {
-    const reap = options.containerReapDelayMs ?? 0;
-    if (reap !== false && (typeof reap !== 'number' || !Number.isFinite(reap) || reap < 0)) {
-      throw new ZkLockError(`containerReapDelayMs must be a number of ms >= 0, or false; got ${String(reap)}`);
-    }
+    const given = options.containerReapDelayMs ?? undefined; // null counts as absent, as it always has
+    const reap = given === false ? false : (checkMs(given, 'containerReapDelayMs', { max: Number.MAX_VALUE, hint: 'false turns reaping off' }) ?? 0);
     this.tree = new ZNodeTree(reap);
     const name = `in-memory ZooKeeper #${++instances}`;
     let sessions = 0;

@@ -8,7 +8,7 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
-import type { CreateMode, MultiOp, NodeChange } from '../../zookeeper/zk-session.js';
+import type { CreateMode, MultiOp, NodeChange } from '../../zookeeper/zk-session-api.js';
 import { allows, type Caller, fixAcl, validatePath } from './znode-rules.js';
 
 export type { Caller } from './znode-rules.js';

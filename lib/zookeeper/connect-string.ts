@@ -1,0 +1,112 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { InvalidOptionsError, shown, ZkConnectionError } from '../errors.js';
+
+/**
+ * Connect strings, `host:port,host:port[/chroot]`: checked, parsed (once, here, for everyone),
+ * shuffled, and resolved off the event loop.
+ */
+
+/** One server of a connect string. */
+export interface ConnectHost {
+  /** Its name or address, without the brackets around an IPv6 address. */
+  readonly host: string;
+  readonly port: number;
+  /** The entry as written, `host:port`: what the C client is given. */
+  readonly entry: string;
+}
+
+/** A connect string in parts. */
+export interface ConnectString {
+  readonly hosts: ConnectHost[];
+  /** The chroot path, `/app/locks`, or '' without one. */
+  readonly chroot: string;
+}
+
+const CONNECTION_STRING = /^[^,\s/]+:\d{1,5}(,[^,\s/]+:\d{1,5})*(\/[^\s]*)?$/;
+
+/** Splits a connect string (checked by validateConnectionString, or resolved) into its servers and chroot. */
+export function parseConnectString(connectString: string): ConnectString {
+  const slash = connectString.indexOf('/');
+  const list = slash < 0 ? connectString : connectString.slice(0, slash);
+  return {
+    hosts: list.split(',').map((entry) => {
+      const colon = entry.lastIndexOf(':');
+      return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)), entry };
+    }),
+    chroot: slash < 0 ? '' : connectString.slice(slash),
+  };
+}
+
+/** The connect string of `host:port` entries, as written, and a chroot ('' for none). */
+export function formatConnectString(entries: readonly string[], chroot: string): string {
+  return entries.join(',') + chroot;
+}
+
+/** The connectionString option, trimmed, or InvalidOptionsError. */
+export function validateConnectionString(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidOptionsError('connectionString', 'is required: a comma-separated list of host:port, e.g. "127.0.0.1:2181"');
+  }
+  const trimmed = value.trim();
+  if (!CONNECTION_STRING.test(trimmed)) {
+    throw new InvalidOptionsError(
+      'connectionString',
+      `${shown(value)} is not a comma-separated list of host:port (with an optional /chroot at the end)`,
+    );
+  }
+  for (const { entry, port } of parseConnectString(trimmed).hosts) {
+    if (port < 1 || port > 65535) {
+      throw new InvalidOptionsError('connectionString', `${shown(entry)} has port ${port}: a port is from 1 to 65535`);
+    }
+  }
+  return trimmed;
+}
+
+/** The connect string with its `host:port` entries in random order (the chroot stays at the end). */
+export function shuffleHosts(connectString: string): string {
+  const { hosts, chroot } = parseConnectString(connectString);
+  const entries = hosts.map((host) => host.entry);
+  for (let i = entries.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+  }
+  return formatConnectString(entries, chroot);
+}
+
+/**
+ * The connect string with every host name replaced by its addresses, looked up off the event loop.
+ * The C client resolves names with a blocking call on the thread that runs JavaScript, on each
+ * reconnect: a slow or unreachable DNS server then stalls the whole process, timers included, and
+ * with them the lease that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
+ * for each new session. Addresses stay as they are; the chroot stays at the end.
+ * @throws Error (ENOTFOUND and the like) when a name does not resolve.
+ */
+export async function resolveHosts(connectionString: string): Promise<string> {
+  const { hosts, chroot } = parseConnectString(connectionString);
+  const resolved = await Promise.all(
+    hosts.map(async ({ host, port, entry }) => {
+      if (isIP(host)) return [entry];
+      const addresses = await lookup(host, { all: true });
+      return addresses.map(({ address, family }) => (family === 6 ? `[${address}]:${port}` : `${address}:${port}`));
+    }),
+  );
+  return formatConnectString([...new Set(resolved.flat())], chroot);
+}
+
+/** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
+export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+  try {
+    return await Promise.race([resolveHosts(connectionString), aborted]);
+  } catch (error) {
+    if (error instanceof ZkConnectionError) throw error;
+    const code = (error as { code?: string; hostname?: string }).code ?? String(error);
+    const host = (error as { hostname?: string }).hostname;
+    throw new ZkConnectionError(connectionString, `the host name ${host ? shown(host) : ''} does not resolve (${code})`, { cause: error });
+  }
+}

@@ -1,0 +1,106 @@
+import { ZkConnectionError } from '../errors.js';
+import { waitInSet } from '../shared/promises.js';
+import type { SessionEnd } from './zk-errors.js';
+import type { ConnectionState, ConnectionStateListener } from './zk-lock-connection.js';
+import type { ZkSessionApi } from './zk-session-api.js';
+
+/** A session as its connection drives it: ZkSession, or the testing kit's InMemorySession. */
+export interface OwnedSession extends ZkSessionApi {
+  /** Ends the session for its users: `lost` aborts with a ZkSessionLostError. Idempotent. */
+  markLost(detail: string, end: SessionEnd): void;
+}
+
+/**
+ * What ZkConnection and the testing kit's InMemoryConnection share: the state and its listeners,
+ * the callers waiting for a session, and the closed and started flags. A subclass opens the
+ * sessions (sets `current`, wakes the waiters, emits) and says what closing stops (`shutDown`).
+ */
+export abstract class ConnectionBase<S extends OwnedSession> {
+  /** The current session: live, or lost while the next one is on its way. */
+  protected current: S | undefined;
+  protected closed = false;
+  /** connect() started: from now on a session is always on its way until close(), and session() waits for it. */
+  protected started = false;
+  private sessionWaiters = new Set<() => void>();
+  private readonly listeners = new Set<ConnectionStateListener>();
+
+  /** @param label names the connection in its errors: the connect string, or the in-memory server's name. */
+  protected constructor(private readonly label: string) {}
+
+  /** The state of the current session, or `closed`. */
+  get state(): ConnectionState | 'connecting' {
+    if (this.closed) return 'closed';
+    const current = this.current;
+    if (!current || current.lost.aborted) return 'connecting';
+    return current.connected ? 'connected' : 'suspended';
+  }
+
+  /** The current session's id (hex), or undefined before the first connect. */
+  get sessionId(): string | undefined {
+    return this.current?.id;
+  }
+
+  /** Listens to state changes; returns the function that stops listening. */
+  onStateChange(listener: ConnectionStateListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * The current live session, waiting for one while a new session is being opened.
+   * It may be suspended: callers wait with `whenConnected` before writing.
+   */
+  session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    const current = this.current;
+    if (current && !current.lost.aborted) return Promise.resolve(current);
+    if (this.closed) return Promise.reject(this.closedError());
+    if (!this.started) return Promise.reject(new ZkConnectionError(this.label, 'connect() was not called'));
+    return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
+  }
+
+  /** Ends the session (its ephemeral nodes, so its locks, go at once) and opens no other. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const session = this.current;
+    this.shutDown(session);
+    this.wakeSessionWaiters();
+    this.emit('closed', session?.id ?? '');
+  }
+
+  /**
+   * Closing, once: stops what the subclass runs (timers, handles) and ends `session` with
+   * `endClosed`, in the order the subclass needs. Then session() waiters are woken (they fail) and
+   * listeners hear `closed`.
+   */
+  protected abstract shutDown(session: S | undefined): void;
+
+  /** Ends a session because the application closed its connection. */
+  protected endClosed(session: S | undefined): void {
+    session?.markLost('the connection was closed by the application', 'closed');
+  }
+
+  protected closedError(): ZkConnectionError {
+    return new ZkConnectionError(this.label, 'the connection was closed');
+  }
+
+  /** A session was opened, or the connection closed: session() callers look again. */
+  protected wakeSessionWaiters(): void {
+    const waiters = this.sessionWaiters;
+    this.sessionWaiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  /** Listeners run after the state has changed; one that throws cannot stop the others or the state machine. */
+  protected emit(state: ConnectionState, sessionId: string): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state, sessionId);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
