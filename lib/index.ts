@@ -2,7 +2,8 @@ export { ZkLockModule } from './nest/zk-lock.module.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
-export type { LockHandle, AcquireOptions, HeldLockInfo, LockTarget } from './recipes/lock-handle.js';
+export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
+export type { AcquireOptions, LockTarget } from './context/lock-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
 // Observability: LockService.events$, metrics without a metrics library (the health check is in nestjs-zk-lock/health).
 export type {

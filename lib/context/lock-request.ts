@@ -1,5 +1,5 @@
+/** What a caller asks for one acquire (AcquireOptions, LockTarget), and the checked LockRequest the lock context works with. */
 import { InvalidOptionsError } from '../errors.js';
-import type { AcquireOptions } from '../recipes/lock-handle.js';
 import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
 import { checkMs } from '../shared/durations.js';
 
@@ -7,6 +7,30 @@ import { checkMs } from '../shared/durations.js';
 const MAX_OWNER_BYTES = 512;
 /** Longer automatic owner labels (a long URL) are cut to this many characters. */
 const AUTO_OWNER_CHARS = 200;
+
+/** What to lock: a resource name, or a name with its own mode or semaphore permits (for acquireAll). */
+export type LockTarget = string | ({ resource: string } & LockKind);
+
+/** Options of one acquire. */
+export interface AcquireOptions extends LockKind {
+  /**
+   * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
+   * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
+   * @default undefined (the label of the current request or decorated method, if any)
+   */
+  owner?: string;
+  /**
+   * How long to wait for the lock, in ms. `0` means do not wait (like tryAcquire, but throwing).
+   * Absent: the module's defaultWaitTimeoutMs, which by default waits forever.
+   * @default the module's defaultWaitTimeoutMs
+   */
+  waitTimeoutMs?: number;
+  /**
+   * Aborting it stops waiting with a LockAbortedError and removes the queue entry.
+   * @default undefined (only waitTimeoutMs ends the wait)
+   */
+  signal?: AbortSignal;
+}
 
 /** Which of a context's locks on one resource: write and exclusive are one slot (they are one lock). */
 export type LockSlot = 'write' | 'read' | 'simple' | 'semaphore';

@@ -9,7 +9,7 @@ export interface ZkLockViewOptions {
   path?: string;
   /**
    * How often the page re-reads the locks, in ms. Each read lists rootPath and reads every lock
-   * node under it, once per open page.
+   * node under it, once per open page. From 100 to 2147483647.
    * @default 2000
    */
   refreshMs?: number;
@@ -20,7 +20,8 @@ export interface ZkLockViewOptions {
    */
   guards?: (Type<CanActivate> | CanActivate)[];
   /**
-   * How long one read of ZooKeeper may take before the JSON answers 503, in ms.
+   * How long one read of ZooKeeper may take before the JSON answers 503, in ms. From 100 to
+   * 2147483647.
    * @default 5000
    */
   readTimeoutMs?: number;

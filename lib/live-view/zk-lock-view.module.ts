@@ -8,7 +8,7 @@ const DEFAULT_PATH = 'zk-locks';
 const DEFAULT_REFRESH_MS = 2000;
 const DEFAULT_READ_TIMEOUT_MS = 5000;
 /** Both durations: any finite number of ms from 100. */
-const AT_LEAST_100: MsRange = { min: 100, max: Number.MAX_VALUE };
+const FROM_100: MsRange = { min: 100 };
 
 /**
  * Opt-in live view of every lock under rootPath: `ZkLockViewModule.register()` next to
@@ -33,8 +33,8 @@ function resolve(options: ZkLockViewOptions): ResolvedViewOptions {
   }
   return {
     path,
-    refreshMs: checkMs(options.refreshMs, 'refreshMs', AT_LEAST_100) ?? DEFAULT_REFRESH_MS,
-    readTimeoutMs: checkMs(options.readTimeoutMs, 'readTimeoutMs', AT_LEAST_100) ?? DEFAULT_READ_TIMEOUT_MS,
+    refreshMs: checkMs(options.refreshMs, 'refreshMs', FROM_100) ?? DEFAULT_REFRESH_MS,
+    readTimeoutMs: checkMs(options.readTimeoutMs, 'readTimeoutMs', FROM_100) ?? DEFAULT_READ_TIMEOUT_MS,
     guards: options.guards ?? [],
   };
 }

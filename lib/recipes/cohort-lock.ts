@@ -51,6 +51,8 @@ export class CohortLock implements LockRecipe, CohortSettings {
   constructor(
     readonly inner: ExclusiveQueueRecipe,
     options: CohortOptions = {},
+    /** Failures of clean-up nobody waits for (a grant that came when no caller wanted it any more). */
+    readonly report: (error: unknown) => void = () => undefined,
   ) {
     this.maxHandoffs = wholeCount(options.maxHandoffs, 'cohort.maxHandoffs', DEFAULT_COHORT.maxHandoffs);
     this.maxHoldMs = checkMs(options.maxHoldMs, 'cohort.maxHoldMs', { max: Number.MAX_VALUE }) ?? DEFAULT_COHORT.maxHoldMs;

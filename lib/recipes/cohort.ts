@@ -18,6 +18,8 @@ export interface CohortSettings {
   readonly inner: LockRecipe;
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
+  /** Failures of clean-up nobody waits for (RecipeOptions.onBackgroundError). */
+  report(error: unknown): void;
 }
 
 /** One caller waiting in the process for its turn. */
@@ -130,7 +132,9 @@ export class Cohort implements NodeRelease {
     const next = this.dequeue();
     if (!next || !node.isHeld()) {
       // Everyone left while it was granted (or its session ended at once): hand it back.
-      const released = node.release().catch(() => undefined);
+      const released = node.release().catch((error: unknown) => {
+        if (!(error instanceof LockLostError)) this.owner.report(error); // lost: nothing left to release
+      });
       if (this.leaving) void released.then(() => this.answerLeaving());
       this.pump();
       return;

@@ -1,5 +1,3 @@
-import type { LockKind } from './lock-kind.js';
-
 /** A held lock. Returned by `acquire`, passed to the `withLock` callback. */
 export interface LockHandle {
   /** The resource name as the caller gave it. */
@@ -45,30 +43,6 @@ export interface LockHandle {
    *   latest): the node was deleted by ZooKeeper, and someone else may have held the lock meanwhile.
    */
   release(): Promise<void>;
-}
-
-/** What to lock: a resource name, or a name with its own mode or semaphore permits (for acquireAll). */
-export type LockTarget = string | ({ resource: string } & LockKind);
-
-/** Options of one acquire. */
-export interface AcquireOptions extends LockKind {
-  /**
-   * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
-   * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
-   * @default undefined (the label of the current request or decorated method, if any)
-   */
-  owner?: string;
-  /**
-   * How long to wait for the lock, in ms. `0` means do not wait (like tryAcquire, but throwing).
-   * Absent: the module's defaultWaitTimeoutMs, which by default waits forever.
-   * @default the module's defaultWaitTimeoutMs
-   */
-  waitTimeoutMs?: number;
-  /**
-   * Aborting it stops waiting with a LockAbortedError and removes the queue entry.
-   * @default undefined (only waitTimeoutMs ends the wait)
-   */
-  signal?: AbortSignal;
 }
 
 /** What a guarded handler may read about the lock it runs under (releasing is the guard's job). */

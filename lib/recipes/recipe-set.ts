@@ -36,8 +36,9 @@ export class LockRecipes {
     this.readWrite = new ReadWriteLock(this.runtime);
     this.simple = new SimpleLock(this.runtime);
     const cohort = options.cohort ?? {};
-    this.exclusive = cohort === false ? this.fair : new CohortLock(this.fair, cohort);
-    this.write = cohort === false ? this.readWrite.write : new CohortLock(this.readWrite.write, cohort);
+    const report = (error: unknown): void => this.runtime.remover.report(error);
+    this.exclusive = cohort === false ? this.fair : new CohortLock(this.fair, cohort, report);
+    this.write = cohort === false ? this.readWrite.write : new CohortLock(this.readWrite.write, cohort, report);
   }
 
   /** The recipe for a mode or a semaphore's permits (validated). */

@@ -8,14 +8,14 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
-import { checkRequest, type LockRequest, validateWaitTimeout } from '../context/lock-request.js';
+import { type AcquireOptions, checkRequest, type LockRequest, type LockTarget, validateWaitTimeout } from '../context/lock-request.js';
 import { ContextLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { RecipeTaker } from './recipe-taker.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
-import type { AcquireOptions, HeldLockInfo, LockHandle, LockTarget } from '../recipes/lock-handle.js';
+import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKind } from '../recipes/lock-kind.js';
 import type { LockInspection } from '../recipes/inspect.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';

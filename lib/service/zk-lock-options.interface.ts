@@ -27,7 +27,7 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   connection?: ZkLockConnection;
   /**
-   * HTTP status of a response whose handler could not get its @DistributedLock in time:
+   * HTTP status of a response whose handler could not get its `@DistributedLock` in time:
    * 409 Conflict or 423 Locked.
    * @default 409
    */
@@ -48,10 +48,10 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
   /**
    * ACL for the nodes the library creates (rootPath, each lock's parent, and the lock nodes; whoever
    * may DELETE on a parent may delete its lock nodes), given in each create request. It must let this
-   * client's identity read and write lock nodes (a holder writes its node to hand the lock on).
-   * Absent: with `digest`, all rights for that identity and read for everyone; without it, open
-   * (ZooKeeper's default).
-   * @default undefined (as described above)
+   * client's identity read and write lock nodes (a holder writes its node to grant the lock by
+   * write). Each entry is `{ scheme, id, perms }`, `perms` a sum of `ZK_PERMS` (`digestId('user:password')`
+   * gives a digest `id`).
+   * @default undefined (with `digest`: all rights for that identity, read for everyone; without: open)
    */
   acl?: ZkAcl[];
   /**

@@ -5,11 +5,16 @@ import type { ZkTlsOptions } from './zk-tls.js';
 
 /** Options of one ZooKeeper connection. */
 export interface ZkConnectionOptions {
-  /** Comma-separated `host:port` list, optionally followed by a chroot path: `zk1:2181,zk2:2181/app`. */
+  /**
+   * Comma-separated `host:port` list, optionally followed by a chroot path: `zk1:2181,zk2:2181/app`.
+   * In ZkLockModule, not needed when `connection` is given (the connection options below then do not
+   * apply either: they configure the connection the module opens).
+   */
   connectionString: string;
   /**
    * Session timeout requested from the server, in ms; the server clamps it to its own
    * min/max (by default 2 and 20 ticks). Held locks are declared lost after this long disconnected.
+   * A whole number from 100 to 1073741823.
    * @default 15000
    */
   sessionTimeoutMs?: number;
@@ -55,7 +60,8 @@ export interface ZkConnectionOptions {
    * (readable, parseable, key matching cert, passphrase right) with InvalidOptionsError. Start-up
    * fails with ZkTlsError, within connectTimeoutMs, when a server's certificate is not signed by
    * `ca`, a server refuses the client, or the port does not speak TLS (and, without this option,
-   * when the port speaks TLS only). Needs an addon built with TLS (the default build; see README).
+   * when the port speaks TLS only). Needs an addon built with TLS (the default build); without one, a
+   * connection with `tls` fails with ZkNativeAddonError saying why.
    * @default undefined (plain TCP)
    */
   tls?: ZkTlsOptions;

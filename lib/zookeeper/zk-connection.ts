@@ -4,12 +4,12 @@ import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeCl
 import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
-import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose, type SessionEnd } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
-import { type CheckedTls, checkTls, probeTls, TLS_ADVICE } from './zk-tls.js';
+import { type CheckedTls, checkTls, tlsFailureOf } from './zk-tls.js';
 import {
   checkLeaseMargin,
   checkSessionTimeout,
@@ -131,7 +131,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockCon
     // The C client retries a failed TLS handshake forever and says nothing: a handshake of our own
     // tells a misconfiguration (or a TLS port reached without tls) from a slow server, in time.
     const probes = new AbortController();
-    const tlsFailure = this.probeServers(probes.signal);
+    const tlsFailure = tlsFailureOf(this.connectionString, this.resolved, this.tlsFiles, this.connectTimeoutMs, probes.signal);
     try {
       const session = await Promise.race([this.session(timeout.signal), tlsFailure]);
       const refused = grantedLeaseError(this.leaseMarginMs, (session as ZkSession).timeoutMs, this.sessionTimeoutMs);
@@ -152,29 +152,6 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockCon
       clearTimeout(timer);
       probes.abort();
     }
-  }
-
-  /**
-   * Rejects with ZkTlsError when a TLS probe of a server (see probeTls) finds a definite failure;
-   * otherwise never settles. With `tls`, every server is probed at once; without, only if no session
-   * is up after half the connect timeout, and only to ask whether the port speaks TLS only.
-   */
-  private probeServers(signal: AbortSignal): Promise<never> {
-    return new Promise<never>((_, reject) => {
-      const { hosts } = parseConnectString(this.resolved);
-      const probeAll = (budgetMs: number): void => {
-        for (const { host, port } of hosts) {
-          void probeTls(host, port, this.tlsFiles, budgetMs, signal).then((result) => {
-            if (result.outcome !== 'failed' || signal.aborted) return;
-            const server = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-            reject(new ZkTlsError(this.connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]));
-          });
-        }
-      };
-      if (this.tlsFiles) return probeAll(this.connectTimeoutMs);
-      const later = setTimeout(() => probeAll(Math.max(1, this.connectTimeoutMs / 2)), this.connectTimeoutMs / 2);
-      signal.addEventListener('abort', () => clearTimeout(later), { once: true });
-    });
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */

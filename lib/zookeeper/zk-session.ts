@@ -256,7 +256,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   /**
-   * A waiter with a watch set may be granted by the watch's event alone (a hand-on), without a
+   * A waiter with a watch set may be granted by the watch's event alone (a grant by write), without a
    * request whose answer would renew the lease: so the lease is kept renewed while anyone waits on
    * a watch (a cancelled waiter's watch, which may still be set on the server until its removal
    * gets there, does not count).

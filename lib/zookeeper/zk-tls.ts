@@ -1,7 +1,8 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
-import { InvalidOptionsError, shown } from '../errors.js';
+import { InvalidOptionsError, shown, ZkTlsError } from '../errors.js';
+import { parseConnectString } from './connect-string.js';
 
 /**
  * TLS between this client and ZooKeeper (the servers' `secureClientPort`), as ZooKeeper's own
@@ -258,6 +259,36 @@ function classifyClosed(withTls: boolean): TlsProbeResult {
 }
 
 /** What to do about each failure, for ZkTlsError's message. */
+/**
+ * Rejects with ZkTlsError when a TLS probe of a server of `connectString` (see probeTls) finds a
+ * definite failure; otherwise never settles. With `tls`, every server is probed at once; without,
+ * only if no session is up after half the connect timeout, and only to ask whether the port speaks
+ * TLS only.
+ */
+export function tlsFailureOf(
+  connectionString: string,
+  connectString: string,
+  tls: CheckedTls | undefined,
+  connectTimeoutMs: number,
+  signal: AbortSignal,
+): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    const { hosts } = parseConnectString(connectString);
+    const probeAll = (budgetMs: number): void => {
+      for (const { host, port } of hosts) {
+        void probeTls(host, port, tls, budgetMs, signal).then((result) => {
+          if (result.outcome !== 'failed' || signal.aborted) return;
+          const server = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+          reject(new ZkTlsError(connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]));
+        });
+      }
+    };
+    if (tls) return probeAll(connectTimeoutMs);
+    const later = setTimeout(() => probeAll(Math.max(1, connectTimeoutMs / 2)), connectTimeoutMs / 2);
+    signal.addEventListener('abort', () => clearTimeout(later), { once: true });
+  });
+}
+
 export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
   'server-not-trusted':
     "Give in tls.ca the CA certificate that signed the servers' certificates (their ssl.keyStore), in PEM; check that those have not expired.",
@@ -268,6 +299,6 @@ export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
     "That port does not speak TLS: point connectionString at the servers' secureClientPort (serverCnxnFactory must be " +
     'NettyServerCnxnFactory), or drop the tls option for a plain clientPort. If it is the secureClientPort, the server ' +
     "cannot run TLS: Debian's zookeeper package needs netty-codec.jar, netty-resolver.jar and " +
-    "netty-transport-native-unix-common.jar added to the server's class path (see the README's TLS section).",
+    "netty-transport-native-unix-common.jar added to the server's class path (see docs/operations.md#tls in the package's repository).",
   'tls-required': "That port speaks TLS only (a secureClientPort): set the tls option (tls.ca at least), or connect to the servers' plain clientPort.",
 };

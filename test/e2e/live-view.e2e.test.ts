@@ -233,7 +233,7 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
 
   it('refuses bad options at registration, naming the option, and an application without ZkLockModule at start-up', async () => {
     expect(() => ZkLockViewModule.register({ path: 'a b' })).toThrow(/"path"/);
-    expect(() => ZkLockViewModule.register({ refreshMs: 5 })).toThrow(/"refreshMs".*at least 100/);
+    expect(() => ZkLockViewModule.register({ refreshMs: 5 })).toThrow(/"refreshMs".*from 100 to 2147483647/);
     const moduleRef = await Test.createTestingModule({ imports: [ZkLockViewModule.register()] }).compile();
     const application = moduleRef.createNestApplication({ logger: false });
     await expect(application.init()).rejects.toThrow(/found no LockService: import ZkLockModule\.forRoot/);

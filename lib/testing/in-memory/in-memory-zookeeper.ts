@@ -42,7 +42,7 @@ export class InMemoryZooKeeper {
 
   constructor(options: InMemoryZooKeeperOptions = {}) {
     const given = options.containerReapDelayMs ?? undefined; // null counts as absent, as it always has
-    const reap = given === false ? false : (checkMs(given, 'containerReapDelayMs', { max: Number.MAX_VALUE, hint: 'false turns reaping off' }) ?? 0);
+    const reap = given === false ? false : (checkMs(given, 'containerReapDelayMs', { hint: 'false turns reaping off' }) ?? 0);
     this.tree = new ZNodeTree(reap);
     const name = `in-memory ZooKeeper #${++instances}`;
     let sessions = 0;
