@@ -5,7 +5,7 @@ export { LockService } from './service/lock.service.js';
 export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
 export type { AcquireOptions, LockTarget } from './context/lock-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
-// Observability: LockService.events$, metrics without a metrics library (the health check is in nestjs-zk-lock/health).
+// Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
   LockEvent,
   LockEventType,

@@ -92,7 +92,7 @@ export interface LockTaker {
  * under the context's own write is a downgrade; a write asked under its own read is refused.
  * `scope` tells this service's locks apart from another LockService's in a shared context.
  */
-export class ContextLocks {
+export class ReentrantLocks {
   constructor(
     private readonly scope: string,
     private readonly taker: LockTaker,
@@ -101,6 +101,8 @@ export class ContextLocks {
   /**
    * The lock for `request`: from the current context when it can answer, else from ZooKeeper.
    * Outside any context, straight to ZooKeeper, keeping no async call of its own while it waits.
+   * @throws LockServiceClosedError synchronously, outside a context, once shutdown has begun
+   *   (callers turn it into a rejection: rejectOnThrow).
    */
   obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
@@ -261,9 +263,10 @@ export class ReentrantHandle implements LockHandle {
     this.entry.lock.assertHeld(forMs);
   }
 
-  async release(): Promise<void> {
-    await this.releaseShare();
-    this.onReleased?.();
+  release(): Promise<void> {
+    const releasing = this.releaseShare();
+    const { onReleased } = this;
+    return onReleased ? releasing.then(onReleased) : releasing;
   }
 
   private async releaseShare(): Promise<void> {

@@ -13,7 +13,7 @@ import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { NodeRemover } from './node-remover.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { QueueWaiter } from './queue-waiter.js';
-import type { QueuedEntry, QueueSink, SessionSource, WaiterHost, WaiterSpec } from './queue.types.js';
+import type { WaiterView, QueueSink, SessionSource, WaiterHost, WaiterSpec } from './queue.types.js';
 
 /**
  * The queue mechanics every lock type shares (Curator's LockInternals): enqueue one
@@ -23,7 +23,7 @@ import type { QueuedEntry, QueueSink, SessionSource, WaiterHost, WaiterSpec } fr
 export class LockInternals implements WaiterHost {
   private readonly rootAncestors: string[];
   /** The waiters of each session that are waiting for a watch, told when their session ends. */
-  private readonly waiting = new Map<ZkSessionApi, Set<QueuedEntry>>();
+  private readonly waiting = new Map<ZkSessionApi, Set<WaiterView>>();
 
   readonly remover: NodeRemover;
   /** The operator's epoch, the first part of every token (see fencing-token.ts). */
@@ -54,10 +54,10 @@ export class LockInternals implements WaiterHost {
   }
 
   /** Remembers a waiter until it stops waiting, to tell it when its session ends. */
-  track(session: ZkSessionApi, waiter: QueuedEntry): void {
+  track(session: ZkSessionApi, waiter: WaiterView): void {
     let waiters = this.waiting.get(session);
     if (!waiters) {
-      const created = new Set<QueuedEntry>();
+      const created = new Set<WaiterView>();
       waiters = created;
       this.waiting.set(session, created);
       // One listener per session, for all its waiters.
@@ -70,7 +70,7 @@ export class LockInternals implements WaiterHost {
     waiters.add(waiter);
   }
 
-  untrack(session: ZkSessionApi, waiter: QueuedEntry): void {
+  untrack(session: ZkSessionApi, waiter: WaiterView): void {
     this.waiting.get(session)?.delete(waiter);
   }
 
@@ -81,7 +81,7 @@ export class LockInternals implements WaiterHost {
    * reconnecting tells (the waiter adopts any node carrying our prefix), so it is only created again
    * when none is there.
    */
-  async enqueue(session: ZkSessionApi, waiter: QueuedEntry): Promise<ChildList> {
+  async enqueue(session: ZkSessionApi, waiter: WaiterView): Promise<ChildList> {
     const { parent, data, stop } = waiter;
     // Every node with our prefix is created after this, with a zxid above every zxid seen so far: a
     // listing that holds one shows a pzxid at least as high, unless the server's history went back.
@@ -169,11 +169,6 @@ export async function createIfMissing(
   );
 }
 
-/**
- * A listing that holds the node we just created, checked against what was seen before the create:
- * its pzxid is at least our node's zxid, and the parent's cversion went up, unless the servers'
- * history went back (see ZxidWatermark).
- */
 /** What was seen before our create: the highest zxid, and the queue's parent as last listed (czxid 0: never). */
 interface Floor {
   readonly zxid: number;
@@ -181,6 +176,11 @@ interface Floor {
   readonly cversion: number;
 }
 
+/**
+ * A listing that holds the node we just created, checked against what was seen before the create:
+ * its pzxid is at least our node's zxid, and the parent's cversion went up, unless the servers'
+ * history went back (see ZxidWatermark).
+ */
 function notRolledBack(list: ChildList, floor: Floor, parent: string, prefix: string): ChildList {
   const { stat } = list;
   if (!list.children.some((child) => child.startsWith(prefix))) return list;

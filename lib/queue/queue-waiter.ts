@@ -16,7 +16,7 @@ import type { LockDriver } from './lock-driver.js';
 import { ENTRY_KIND, nodePrefix, sortQueue, SEQUENCE_DIGITS } from './queue-entry.js';
 import { queueToken } from './fencing-token.js';
 import { mayAbort } from './stopper.js';
-import type { QueueGrant, QueueSink, QueuedEntry, WaiterHost, WaiterSpec } from './queue.types.js';
+import type { QueueGrant, QueueSink, WaiterView, WaiterHost, WaiterSpec } from './queue.types.js';
 
 /** What one listing of the queue means for one attempt. */
 type Step =
@@ -83,7 +83,7 @@ const WATCHING = Symbol('watching');
  * a grant. A session lost while waiting only means the node died with it: the acquire queues again
  * in the next session, unless pinned to one session.
  */
-export class QueueWaiter implements QueuedEntry {
+export class QueueWaiter implements WaiterView {
   session: ZkSessionApi | undefined;
   /** The prefix while our node's name is unknown (then it is the name's start). */
   private ownPrefix: string | undefined;

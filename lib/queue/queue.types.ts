@@ -67,7 +67,7 @@ export interface WaiterSpec {
 }
 
 /** A waiter as the queue internals see it while creating its node and while it waits. */
-export interface QueuedEntry {
+export interface WaiterView {
   readonly parent: string;
   readonly data: Buffer;
   readonly stop: AbortSignal;
@@ -87,8 +87,8 @@ export interface WaiterHost {
   readonly remover: NodeRemover;
   /** The operator's epoch, the first part of every token (see fencing-token.ts). */
   readonly tokenEpoch: number;
-  enqueue(session: ZkSessionApi, entry: QueuedEntry): Promise<ChildList>;
+  enqueue(session: ZkSessionApi, entry: WaiterView): Promise<ChildList>;
   poke(session: ZkSessionApi, path: string, data: Buffer): void;
-  track(session: ZkSessionApi, entry: QueuedEntry): void;
-  untrack(session: ZkSessionApi, entry: QueuedEntry): void;
+  track(session: ZkSessionApi, entry: WaiterView): void;
+  untrack(session: ZkSessionApi, entry: WaiterView): void;
 }

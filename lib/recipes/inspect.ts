@@ -34,7 +34,7 @@ export interface LockInspection {
   readonly waiters: LockNodeInfo[];
   /**
    * Callers of this process waiting in its cohort queue (behind its own node, or for it), which
-   * ZooKeeper does not see. Set by LockService and LockRecipes.
+   * ZooKeeper does not see. Set by LockService and RecipeSet.
    */
   readonly localWaiters?: number;
 }

@@ -8,7 +8,7 @@ import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeR
 import { SimpleLock } from './simple-lock.js';
 import { CohortLock, type CohortOptions } from './cohort-lock.js';
 
-export interface LockRecipesOptions extends RecipeOptions {
+export interface RecipeSetOptions extends RecipeOptions {
   /**
    * The cohort queue for exclusive and write locks: callers of this process that want the same
    * lock share one ZooKeeper node and pass the lock between them locally (bounded when others
@@ -20,7 +20,7 @@ export interface LockRecipesOptions extends RecipeOptions {
 
 
 /** Every recipe of one client, sharing one runtime: what LockService picks from by mode. */
-export class LockRecipes {
+export class RecipeSet {
   readonly runtime: RecipeRuntime;
   readonly fair: FairLock;
   readonly readWrite: ReadWriteLock;
@@ -30,7 +30,7 @@ export class LockRecipes {
   readonly write: LockRecipe;
   private readonly semaphores = new Map<number, Semaphore>();
 
-  constructor(sessions: SessionSource, options: LockRecipesOptions = {}) {
+  constructor(sessions: SessionSource, options: RecipeSetOptions = {}) {
     this.runtime = new RecipeRuntime(sessions, options);
     this.fair = new FairLock(this.runtime);
     this.readWrite = new ReadWriteLock(this.runtime);

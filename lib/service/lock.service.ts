@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
 import { type AcquireOptions, checkRequest, type LockRequest, type LockTarget, validateWaitTimeout } from '../context/lock-request.js';
-import { ContextLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
+import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { RecipeTaker } from './recipe-taker.js';
@@ -19,7 +19,7 @@ import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKind } from '../recipes/lock-kind.js';
 import type { LockInspection } from '../recipes/inspect.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
-import { LockRecipes } from '../recipes/recipe-set.js';
+import { RecipeSet } from '../recipes/recipe-set.js';
 import { ownerAcl } from '../zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
@@ -42,10 +42,10 @@ let services = 0;
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   /** This service's locks in the current request's or call's lock context. */
-  private readonly contextLocks: ContextLocks;
+  private readonly reentrantLocks: ReentrantLocks;
   private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
-  private readonly recipes: LockRecipes;
+  private readonly recipes: RecipeSet;
   private readonly defaultWaitTimeoutMs: number | undefined;
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
   private readonly shutdown: LockServiceShutdown;
@@ -69,7 +69,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     }
     this.rootAclCheck = options.rootAclCheck ?? 'warn';
     const digest = this.connection.digest;
-    this.recipes = new LockRecipes(this.connection, {
+    this.recipes = new RecipeSet(this.connection, {
       rootPath: options.rootPath,
       acl: options.acl ?? (digest ? ownerAcl(digest) : undefined),
       connectWaitMs: this.connection.connectTimeoutMs,
@@ -77,7 +77,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       cohort: options.cohort,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
-    this.contextLocks = new ContextLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
+    this.reentrantLocks = new ReentrantLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
     if (logging) this.detach.push(() => logging.unsubscribe());
@@ -212,7 +212,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * With several held (a write and its downgraded read), the write comes first.
    */
   heldLock(resource: string): HeldLockInfo | undefined {
-    return this.contextLocks.held(currentLockContext(), resource);
+    return this.reentrantLocks.held(currentLockContext(), resource);
   }
 
   /**
@@ -289,8 +289,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /** The lock context answers, or takes a new lock from ZooKeeper; observed, when events are. */
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    if (!this.events.observed) return this.contextLocks.obtain(request, tryOnly);
+    if (!this.events.observed) return this.reentrantLocks.obtain(request, tryOnly);
     const owner = request.owner ?? currentLockContext()?.owner;
-    return this.events.observe(request, tryOnly, owner, () => this.contextLocks.obtain(request, tryOnly));
+    return this.events.observe(request, tryOnly, owner, () => this.reentrantLocks.obtain(request, tryOnly));
   }
 }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { LockRequest } from '../context/lock-request.js';
 import type { LockTaker } from '../context/lock-context.js';
 import type { HeldLock } from '../recipes/held-lock.js';
-import type { LockRecipes } from '../recipes/recipe-set.js';
+import type { RecipeSet } from '../recipes/recipe-set.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockServiceShutdown } from './lock-service.shutdown.js';
 
@@ -16,7 +16,7 @@ export class RecipeTaker implements LockTaker {
   private readonly anonymousData = Buffer.from(JSON.stringify(this.hostData));
 
   constructor(
-    private readonly recipes: LockRecipes,
+    private readonly recipes: RecipeSet,
     private readonly shutdown: LockServiceShutdown,
   ) {}
 

@@ -140,7 +140,7 @@ describe('grant by write: a releasing holder grants the entry watching it, on a 
     await (await requeued).release();
   });
 
-  it('a write holder that took a read under its lock does not hand on: the next writer waits for the read', async () => {
+  it('a write holder that took a read under its lock does not grant by write: the next writer waits for the read', async () => {
     const rootPath = uniqueRoot('grant-by-write-downgrade');
     const [q, p, w] = await Promise.all([connect(), connect(), connect()]);
     const first = await new ReadWriteLock(q, { rootPath }).write.acquire('r');

@@ -38,7 +38,7 @@ describe('grant by write (a holder releasing to the entry that watches it)', () 
     expect(readDriver.decide(mixed, 2)).toEqual({ granted: false, watch: [mixed[0]], grantedByWrite: true });
     // A write behind a read: a read's release says nothing of the other reads that may hold.
     expect(writeDriver.decide(mixed, 3)).toEqual({ granted: false, watch: [mixed[2]], grantedByWrite: false });
-    // A write behind a downgraded read: reads never hand on.
+    // A write behind a downgraded read: reads never grant by write.
     expect(writeDriver.decide(mixed, 5)).toEqual({ granted: false, watch: [mixed[4]], grantedByWrite: false });
   });
   it('is not offered to a writer at the head waiting for a downgraded read', () => {
