@@ -54,7 +54,8 @@ export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
 export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
-export type { ZkTlsOptions, ZkTlsFailure } from './zookeeper/zk-tls.js';
+export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
+export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
 export { FairLock, ReadWriteLock, Semaphore, QueueLock } from './recipes/queue-lock.js';
 export { MAX_PERMITS } from './recipes/lock-kind.js';

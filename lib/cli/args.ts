@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { ZkTlsOptions } from '../zookeeper/zk-tls.js';
+import type { ZkTlsOptions } from '../zookeeper/zk-tls.options.js';
 
 /** A command line the CLI cannot run: the message says what to change. Exit code 2. */
 export class CliUsageError extends Error {

@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
 import type { ClientLogLevel } from './native-client.js';
-import type { ZkTlsOptions } from './zk-tls.js';
+import type { ZkTlsOptions } from './zk-tls.options.js';
 
 /** Options of one ZooKeeper connection. */
 export interface ZkConnectionOptions {

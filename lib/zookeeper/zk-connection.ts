@@ -9,7 +9,8 @@ import { SessionCloser } from './session-closer.js';
 import { describeClose, type SessionEnd } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
-import { type CheckedTls, checkTls, tlsFailureOf } from './zk-tls.js';
+import { type CheckedTls, checkTls } from './zk-tls.options.js';
+import { tlsFailureOf } from './zk-tls-probe.js';
 import {
   checkLeaseMargin,
   checkSessionTimeout,
