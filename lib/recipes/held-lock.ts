@@ -1,4 +1,4 @@
-import { type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
+import { InvalidOptionsError, type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
 import type { LockHandle } from './lock-handle.js';
 import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
@@ -89,14 +89,25 @@ export class HeldLock implements LockHandle {
   }
 
   assertHeld(forMs = 0): void {
-    if (this.state === 'held' && !this.revoked && performance.now() + forMs < this.grant.session.leaseValidUntil) return;
+    const { session } = this.grant;
+    const now = performance.now();
+    const validUntil = session.leaseValidUntil;
+    if (this.state === 'held' && !this.revoked && now + forMs < validUntil) return;
     if (this.signal.aborted) throw this.signal.reason as LockLostError;
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
+    if (forMs >= session.leaseMs) {
+      throw new InvalidOptionsError(
+        'forMs',
+        `asks assertHeld for ${Math.round(forMs)} ms, but this session's lease is ${Math.round(session.leaseMs)} ms long ` +
+          '(the session timeout the server granted, less leaseMarginMs), so it never has that much left: ask for ' +
+          'what the protected write needs, well under the lease, or raise sessionTimeoutMs (a server caps it at 20 ticks)',
+      );
+    }
     throw new LockLostError(
       this.resource,
       this.fencingToken,
-      forMs > 0
-        ? `its lease has less than the ${Math.round(forMs)} ms asked for left (no answer from ZooKeeper for a while)`
+      now < validUntil
+        ? `its lease has ${Math.round(validUntil - now)} ms left, less than the ${Math.round(forMs)} ms asked for (each answer from ZooKeeper renews it to ${Math.round(session.leaseMs)} ms, and it is renewed before half of it is gone: ask for less than half)`
         : 'its lease ran out (no answer from ZooKeeper for a while)',
       'lease-expired',
     );

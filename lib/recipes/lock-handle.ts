@@ -32,6 +32,8 @@ export interface LockHandle {
    * itself, so it holds even when a busy event loop delays the `signal`.
    * @param forMs how much of the lease must be left, in ms. @default 0
    * @throws LockLostError when the lock was lost or its lease has less than forMs left.
+   * @throws InvalidOptionsError when forMs is not less than the whole lease (sessionTimeoutMs less
+   *   leaseMarginMs, as granted): no moment would have that much left.
    * @throws LockNotHeldError when the handle was released.
    */
   assertHeld(forMs?: number): void;

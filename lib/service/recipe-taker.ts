@@ -25,15 +25,9 @@ export class RecipeTaker implements LockTaker {
   }
 
   take(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
-    const { recipes, shutdown } = this;
-    const taking = rejectOnThrow(() => {
-      const data = this.nodeData(owner);
-      if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
-      const recipe = recipes.recipeFor(request.kind);
-      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: shutdown.waitSignal(request.signal), data, onEnd: shutdown.forget };
-      return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
-    });
-    return taking.then(
+    // Only what these two callbacks use is kept while the acquire waits (see begin).
+    const { shutdown } = this;
+    return this.begin(request, tryOnly, owner, under).then(
       (lock) => {
         if (lock?.isHeld()) shutdown.adopt(lock);
         return lock;
@@ -42,6 +36,18 @@ export class RecipeTaker implements LockTaker {
         throw shutdown.explain(error, request.resource);
       },
     );
+  }
+
+  /** Starts the acquire; a separate call, so that a waiting acquire does not keep its arguments. */
+  private begin(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
+    return rejectOnThrow(() => {
+      const { recipes, shutdown } = this;
+      const data = this.nodeData(owner);
+      if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
+      const recipe = recipes.recipeFor(request.kind);
+      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: shutdown.waitSignal(request.signal), data, onEnd: shutdown.forget };
+      return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
+    });
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */

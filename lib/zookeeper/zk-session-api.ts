@@ -72,6 +72,8 @@ export interface ZkSessionApi {
    * SessionLease); -Infinity before its first answer.
    */
   readonly leaseValidUntil: number;
+  /** How long one answer keeps the lease, in ms: the granted session timeout less the lease margin. */
+  readonly leaseMs: number;
   /**
    * Marks the session in use by a holder until a matching `releaseLease()`: its lease renews itself
    * meanwhile, and the session ends when the lease runs out.

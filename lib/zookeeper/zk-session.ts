@@ -74,6 +74,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     return this.lease.validUntil;
   }
 
+  get leaseMs(): number {
+    return this.lease.lengthMs;
+  }
+
   /** Renewal reads the lease has sent. */
   get leaseProbes(): number {
     return this.lease.probes;

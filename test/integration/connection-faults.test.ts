@@ -160,7 +160,12 @@ describe('connection faults against a real ZooKeeper', () => {
     expect(held.validUntil).toBeGreaterThan(performance.now());
     expect(held.validUntil).toBeLessThanOrEqual(performance.now() + 1000);
     expect(() => held.assertHeld()).not.toThrow();
-    expect(() => held.assertHeld(4000)).toThrow(/less than the 4000 ms asked for/);
+    // Asking for more than the whole lease could never succeed: a usage error, not a lost lock.
+    expect(() => held.assertHeld(4000)).toThrow(InvalidOptionsError);
+    expect(() => held.assertHeld(1000)).toThrow(/"forMs".*this session's lease is 1000 ms long/);
+    // Less than the lease but more than is left: the lease may not cover it, so the write must not go.
+    const left = held.validUntil - performance.now();
+    expect(() => held.assertHeld(Math.min(999, left + 50))).toThrow(/less than the \d+ ms asked for/);
     expect(held.isHeld()).toBe(true);
     proxy!.partition('both');
     await new Promise((resolve) => held.signal.addEventListener('abort', resolve));

@@ -43,6 +43,7 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
    * sessionTimeoutMs disconnected): its sessions need no lease, and it never runs out.
    */
   readonly leaseValidUntil = Number.POSITIVE_INFINITY;
+  readonly leaseMs = Number.POSITIVE_INFINITY;
   /** The in-memory tree's history never goes back. */
   readonly highestZxid = 0;
 
