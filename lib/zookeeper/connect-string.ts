@@ -12,7 +12,7 @@ export interface ConnectHost {
   /** Its name or address, without the brackets around an IPv6 address. */
   readonly host: string;
   readonly port: number;
-  /** The entry as written, `host:port`: what the C client is given. */
+  /** The entry as written, `host:port`. */
   readonly entry: string;
 }
 
@@ -85,10 +85,12 @@ export function shuffleHosts(connectString: string): string {
 export async function resolveHosts(connectionString: string): Promise<string> {
   const { hosts, chroot } = parseConnectString(connectionString);
   const resolved = await Promise.all(
-    hosts.map(async ({ host, port, entry }) => {
-      if (isIP(host)) return [entry];
+    hosts.map(async ({ host, port }) => {
+      // The C client splits an entry at its last colon and gives getaddrinfo what comes before:
+      // IPv6 addresses go to it without brackets (`::1:2181`).
+      if (isIP(host)) return [`${host}:${port}`];
       const addresses = await lookup(host, { all: true });
-      return addresses.map(({ address, family }) => (family === 6 ? `[${address}]:${port}` : `${address}:${port}`));
+      return addresses.map(({ address }) => `${address}:${port}`);
     }),
   );
   return formatConnectString([...new Set(resolved.flat())], chroot);

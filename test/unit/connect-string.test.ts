@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConnectString, shuffleHosts } from '../../lib/zookeeper/connect-string.js';
+import { parseConnectString, resolveHosts, shuffleHosts } from '../../lib/zookeeper/connect-string.js';
 
 describe('shuffleHosts (the C client is told to keep the order it is given)', () => {
   it('keeps every host once and the chroot at the end, and uses every order', () => {
@@ -31,5 +31,17 @@ describe('parseConnectString (the one parser: checking, shuffling, resolving and
       chroot: '/app/locks',
     });
     expect(parseConnectString('127.0.0.1:2181')).toEqual({ hosts: [{ host: '127.0.0.1', port: 2181, entry: '127.0.0.1:2181' }], chroot: '' });
+  });
+});
+
+describe('resolveHosts (what the C client is given)', () => {
+  it('writes IPv6 addresses without brackets, as the C client splits an entry at its last colon', async () => {
+    expect(await resolveHosts('[::1]:2181,127.0.0.1:2182/app')).toBe('::1:2181,127.0.0.1:2182/app');
+    const resolved = await resolveHosts('localhost:2181');
+    expect(resolved).not.toMatch(/[[\]]/);
+    for (const { host, port } of parseConnectString(resolved).hosts) {
+      expect(['127.0.0.1', '::1']).toContain(host);
+      expect(port).toBe(2181);
+    }
   });
 });
