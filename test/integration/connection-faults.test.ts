@@ -1,25 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/queue-lock.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
-import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
+import { childrenOf, eventually, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
+import type { ZkProxy } from '../support/zk-proxy.js';
 import { freePorts } from '../support/zk-server.js';
 
 describe('connection faults against a real ZooKeeper', () => {
   const zk = useZooKeeper({ own: true });
   const connect = useConnections(zk);
+  const startProxy = useZkProxy(zk);
   let proxy: ZkProxy | undefined;
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-  });
 
   async function viaProxy(options: { sessionTimeoutMs?: number; leaseMarginMs?: number } = {}) {
-    const [host, port] = zk.connectString.split(':');
-    proxy = await startZkProxy({ host, port: Number(port) });
+    proxy = await startProxy();
     return connect({ connectionString: proxy.connectString, ...options });
   }
 

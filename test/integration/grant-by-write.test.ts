@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
-import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
-import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
+import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
 
 /**
  * Grant by write: a holder that may have a successor writes its node and deletes it in one transaction, and the
@@ -65,16 +64,11 @@ describe('grant by write: a releasing holder grants the entry watching it, on a 
     expect(await childrenOf(a!.connection, `${rootPath}/r`)).toEqual([]);
   });
 
-  let proxy: ZkProxy | undefined;
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-  });
+  const startProxy = useZkProxy(zk);
 
   it('a contended release is one request on the wire, a transaction, and the waiter takes its write as the grant', async () => {
     const rootPath = uniqueRoot('grant-by-write-wire');
-    const [host, port] = zk.connectString.split(',')[0]!.split(':');
-    proxy = await startZkProxy({ host, port: Number(port) });
+    const proxy = await startProxy();
     const [a, h, w] = await Promise.all([connect(), connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 }), connect()]);
     const counted = countingSessions(w);
     const first = await new FairLock(a, { rootPath }).acquire('r');

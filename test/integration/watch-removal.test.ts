@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
-import { eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
-import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
+import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 /**
  * A waiter that stops waiting (timed out, aborted) removes its data watch from the server, so that
@@ -35,16 +34,11 @@ describe('watch removal, on a real ZooKeeper', () => {
     await held.release();
   });
 
-  let proxy: ZkProxy | undefined;
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-  });
+  const startProxy = useZkProxy(zk);
 
   it('a removed watch is not set again when the session reconnects (the client forgot it too)', async () => {
     const rootPath = uniqueRoot('unwatch-reconnect');
-    const [host, port] = zk.connectString.split(',')[0]!.split(':');
-    proxy = await startZkProxy({ host, port: Number(port) });
+    const proxy = await startProxy();
     const [h, w] = await Promise.all([connect(), connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 })]);
     const states: ConnectionState[] = [];
     w.onStateChange((state) => states.push(state));

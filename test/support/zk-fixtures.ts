@@ -8,6 +8,7 @@ import type { ZkConnectionOptions } from '../../lib/zookeeper/zk-connection.opti
 import { ZkNoNodeError } from '../../lib/zookeeper/zk-errors.js';
 import { eventually } from './zk-admin.js';
 import { startZkServer, type ZkServer } from './zk-server.js';
+import { startZkProxy, type ZkProxy } from './zk-proxy.js';
 
 export { eventually, expireSession, fourLetterTo, watchesByPath } from './zk-admin.js';
 export { countingSessions } from './counting-sessions.js';
@@ -52,6 +53,23 @@ export function useConnections(fixture: ZooKeeperFixture) {
     open.add(connection);
     await connection.connect();
     return connection;
+  };
+}
+
+/**
+ * A proxy in front of the fixture's first server, started by a test when it calls the function this
+ * returns, and closed after that test.
+ */
+export function useZkProxy(fixture: ZooKeeperFixture): () => Promise<ZkProxy> {
+  let proxy: ZkProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+  return async () => {
+    const [host, port] = fixture.connectString.split(',')[0]!.split(':');
+    proxy = await startZkProxy({ host: host!, port: Number(port) });
+    return proxy;
   };
 }
 
