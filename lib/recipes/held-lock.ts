@@ -85,13 +85,15 @@ export class HeldLock implements LockHandle {
   }
 
   isHeld(): boolean {
-    return this.state === 'held' && !this.revoked && performance.now() < this.grant.session.leaseValidUntil;
+    if (this.state !== 'held' || this.revoked) return false;
+    const now = performance.now();
+    return now < this.grant.session.leaseValidAt(now);
   }
 
   assertHeld(forMs = 0): void {
     const { session } = this.grant;
     const now = performance.now();
-    const validUntil = session.leaseValidUntil;
+    const validUntil = session.leaseValidAt(now);
     if (this.state === 'held' && !this.revoked && now + forMs < validUntil) return;
     if (this.signal.aborted) throw this.signal.reason as LockLostError;
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);

@@ -57,7 +57,7 @@ export class SessionLease {
   }
 
   /** validUntil, as seen at `now`: the pings are looked at only once the answers alone have run out. */
-  private untilAt(now: number): number {
+  untilAt(now: number): number {
     const until = this.lastContact + this.lengthMs;
     if (this.ended || now < until) return until;
     this.heardPing();

@@ -72,6 +72,8 @@ export interface ZkSessionApi {
    * SessionLease); -Infinity before its first answer.
    */
   readonly leaseValidUntil: number;
+  /** leaseValidUntil, for a clock reading the caller already has (`performance.now()`). */
+  leaseValidAt(now: number): number;
   /** How long one answer keeps the lease, in ms: the granted session timeout less the lease margin. */
   readonly leaseMs: number;
   /**

@@ -74,6 +74,10 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     return this.lease.validUntil;
   }
 
+  leaseValidAt(now: number): number {
+    return this.lease.untilAt(now);
+  }
+
   get leaseMs(): number {
     return this.lease.lengthMs;
   }

@@ -44,6 +44,10 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
    */
   readonly leaseValidUntil = Number.POSITIVE_INFINITY;
   readonly leaseMs = Number.POSITIVE_INFINITY;
+
+  leaseValidAt(): number {
+    return Number.POSITIVE_INFINITY;
+  }
   /** The in-memory tree's history never goes back. */
   readonly highestZxid = 0;
 
