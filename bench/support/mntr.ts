@@ -28,6 +28,11 @@ export interface Counters {
   watches: number;
   packetsReceived: number;
   znodes: number;
+  /**
+   * Write transactions the leader proposed (`zk_proposal_count`): every quorum write, session
+   * create/close and reaped container included. Only an ensemble's leader has it; 0 elsewhere.
+   */
+  proposals: number;
 }
 
 export async function readCounters(port: number): Promise<Counters> {
@@ -37,6 +42,10 @@ export async function readCounters(port: number): Promise<Counters> {
     const [key, value] = line.split('\t');
     if (key && value !== undefined) values.set(key.trim(), Number(value));
   }
+  const optional = (key: string): number => {
+    const value = values.get(key);
+    return value === undefined || Number.isNaN(value) ? 0 : value;
+  };
   const get = (key: string): number => {
     const value = values.get(key);
     if (value === undefined || Number.isNaN(value)) {
@@ -58,6 +67,7 @@ export async function readCounters(port: number): Promise<Counters> {
     watches: get('zk_watch_count'),
     packetsReceived: get('zk_packets_received'),
     znodes: get('zk_znode_count'),
+    proposals: optional('zk_proposal_count'),
   };
 }
 
@@ -71,6 +81,7 @@ export function diffCounters(before: Counters, after: Counters): Counters {
     watches: after.watches - before.watches,
     packetsReceived: after.packetsReceived - before.packetsReceived,
     znodes: after.znodes - before.znodes,
+    proposals: after.proposals - before.proposals,
   };
 }
 
