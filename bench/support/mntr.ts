@@ -33,6 +33,8 @@ export interface Counters {
    * create/close and reaped container included. Only an ensemble's leader has it; 0 elsewhere.
    */
   proposals: number;
+  /** CPU time of the server processes, ms (user + system, from /proc); filled in for an ensemble only, else 0. */
+  serverCpuMs: number;
 }
 
 export async function readCounters(port: number): Promise<Counters> {
@@ -68,6 +70,7 @@ export async function readCounters(port: number): Promise<Counters> {
     packetsReceived: get('zk_packets_received'),
     znodes: get('zk_znode_count'),
     proposals: optional('zk_proposal_count'),
+    serverCpuMs: 0,
   };
 }
 
@@ -82,6 +85,7 @@ export function diffCounters(before: Counters, after: Counters): Counters {
     packetsReceived: after.packetsReceived - before.packetsReceived,
     znodes: after.znodes - before.znodes,
     proposals: after.proposals - before.proposals,
+    serverCpuMs: after.serverCpuMs - before.serverCpuMs,
   };
 }
 

@@ -9,7 +9,7 @@
  * is counted only by the member its client is connected to); write transactions are the leader's
  * `zk_proposal_count`, which counts every quorum write once, whichever member took it.
  */
-import { statfsSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 import type { ZkEnsemble, ZkServer } from '../../test/support/zk-server.js';
 import type { LineWorker } from './children.js';
 import { type BenchContext, connectedWorkerSession, type Impl } from './context.js';
@@ -76,12 +76,26 @@ export async function ensembleTarget(ensemble: ZkEnsemble, storage: string): Pro
         packetsReceived: sum('packetsReceived'),
         znodes: lead.znodes,
         proposals: lead.proposals,
+        serverCpuMs: servers.reduce((acc, s) => acc + processCpuMs(s.pid), 0),
       };
     },
     async zxid() {
       return /Zxid: (0x[0-9a-f]+)/.exec(await leader.fourLetter('srvr'))?.[1] ?? 'unknown';
     },
   };
+}
+
+/** User + system CPU time of a process, ms, from /proc (clock ticks of 10 ms); 0 where there is no /proc. */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    // The fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 /** The myid of the member that created a session (a session id's top byte). */

@@ -15,6 +15,7 @@ import { type Counters, diffCounters } from '../support/mntr.js';
 import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure, percentile } from '../support/stats.js';
+import { countTxnTypes } from '../support/txnlog.js';
 import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, placedWorkers, standaloneTarget } from '../support/target.js';
 
 /**
@@ -89,6 +90,8 @@ interface RoundFigures {
   notificationsPerCycle: number;
   /** Write transactions (the leader's proposals) per cycle; ensembles only. */
   txnsPerCycle: number;
+  /** CPU time of the three servers per cycle, µs; ensembles only. */
+  serverCpuUsPerCycle: number;
   /** Fewest cycles one process completed over most: 1 is perfectly even. */
   evenness: number;
 }
@@ -100,6 +103,7 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   const target = s.target ?? standaloneTarget(ctx.server, ctx.serverStorage);
   const spreads = new Map<Variant, string>();
   const zxids = new Map<Variant, [string, string][]>(impls.map((impl) => [impl, []]));
+  const cyclesRun = new Map<Variant, number>(impls.map((impl) => [impl, 0]));
   const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
   const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
   try {
@@ -138,11 +142,27 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
           const after = await target.counters();
           if (zxidBefore) zxids.get(impl)!.push([zxidBefore, await (target as EnsembleTarget).zxid()]);
           tallies.get(impl)!.add(answers, diffCounters(before, after));
+          cyclesRun.set(impl, cyclesRun.get(impl)! + answers.reduce((sum, a) => sum + a.allCycles, 0));
         }
       }
       for (const impl of impls) rounds.get(impl)!.push(tallies.get(impl)!.figures(s.durationMs));
     }
-    return summarise(ctx, s, target, impls, rounds, spreads, zxids);
+    const txnTypes = new Map<Variant, Record<string, number>>();
+    if (target.kind === 'ensemble') {
+      // Which transactions: the leader's log, by type, per cycle run in the windows.
+      const ensemble = target as EnsembleTarget;
+      const leader = ensemble.ensemble.servers.find((m) => m.id === ensemble.leaderId)!;
+      for (const impl of impls) {
+        const counts = countTxnTypes(leader.dataDir, zxids.get(impl)!);
+        if ('error' in counts && typeof counts.error === 'string') {
+          ctx.log(`${s.id}: no transaction breakdown: ${counts.error}`);
+          break;
+        }
+        const perCycle = Object.fromEntries(Object.entries(counts as Record<string, number>).map(([type, n]) => [type, n / cyclesRun.get(impl)!]));
+        txnTypes.set(impl, perCycle);
+      }
+    }
+    return summarise(ctx, s, target, impls, rounds, spreads, zxids, txnTypes);
   } finally {
     await stopWorkers([...groups.values()].flat());
   }
@@ -156,6 +176,7 @@ class WindowTally {
   private requests = 0;
   private notifications = 0;
   private proposals = 0;
+  private serverCpuMs = 0;
   private readonly perProcess: number[];
 
   constructor(processes: number) {
@@ -172,6 +193,7 @@ class WindowTally {
     this.requests += delta.requests;
     this.notifications += delta.notifications;
     this.proposals += delta.proposals;
+    this.serverCpuMs += delta.serverCpuMs;
   }
 
   figures(durationMs: number): RoundFigures {
@@ -182,6 +204,7 @@ class WindowTally {
       requestsPerCycle: this.requests / this.all,
       notificationsPerCycle: this.notifications / this.all,
       txnsPerCycle: this.proposals / this.all,
+      serverCpuUsPerCycle: (this.serverCpuMs * 1000) / this.all,
       evenness: Math.min(...this.perProcess) / Math.max(...this.perProcess),
     };
   }
@@ -210,6 +233,7 @@ function summarise(
   rounds: Map<Variant, RoundFigures[]>,
   spreads: Map<Variant, string>,
   zxids: Map<Variant, [string, string][]>,
+  txnTypes: Map<Variant, Record<string, number>>,
 ): WorkloadResult {
   const ensemble = target.kind === 'ensemble';
   const curators = impls.filter((i) => i === 'curator' || i === 'curator-own');
@@ -227,6 +251,7 @@ function summarise(
       requests: of(impl, 'requestsPerCycle'),
       notifications: of(impl, 'notificationsPerCycle'),
       txns: ensemble ? of(impl, 'txnsPerCycle') : undefined,
+      serverCpu: ensemble ? of(impl, 'serverCpuUsPerCycle') : undefined,
       evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
       vsCurator: vsCurator(impl),
       vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
@@ -273,7 +298,12 @@ function summarise(
       { key: 'p99', label: 'wait p99 ms', digits: 2 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
       { key: 'notifications', label: 'notifications/cycle', digits: 2 },
-      ...(ensemble ? [{ key: 'txns', label: 'write txns/cycle', digits: 2 }] : []),
+      ...(ensemble
+        ? [
+            { key: 'txns', label: 'write txns/cycle', digits: 2 },
+            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
+          ]
+        : []),
       ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
       { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
       ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
@@ -285,7 +315,14 @@ function summarise(
       ...(ensemble
         ? [
             `3-node ensemble on loopback, data and transaction log on ${target.storage}, fsync on; every client given all three servers; sessions placed evenly: ${[...new Set(spreads.values())].join(' / ')}.`,
-            "write txns: the leader's zk_proposal_count over every cycle run in the windows (requests and notifications are summed over the three members).",
+            ...[...txnTypes].map(
+              ([impl, types]) =>
+                `write txns per cycle by type (the leader's log), ${LABELS[impl]}: ${Object.entries(types)
+                  .sort((a, b) => b[1] - a[1])
+                  .map(([type, n]) => `${type} ${formatNumber(n, 3)}`)
+                  .join(', ')}.`,
+            ),
+            "write txns: the leader's zk_proposal_count over every cycle run in the windows (requests and notifications are summed over the three members); server CPU: the three server JVMs' user + system time (10 ms ticks).",
           ]
         : []),
       `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each${(s.blocks ?? 1) > 1 ? `, in ${s.blocks} windows that the implementations take in turn` : ''}, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
@@ -294,7 +331,7 @@ function summarise(
       settings: { ...s, target: undefined },
       storage: target.storage,
       spreads: Object.fromEntries(spreads),
-      ...(ensemble ? { leaderZxidWindows: Object.fromEntries(zxids) } : {}),
+      ...(ensemble ? { leaderZxidWindows: Object.fromEntries(zxids), txnTypesPerCycle: Object.fromEntries(txnTypes) } : {}),
       rounds: Object.fromEntries(rounds),
     },
   };

@@ -53,14 +53,16 @@ class RoundTally {
   cpuNs = 0;
   requests = 0;
   proposals = 0;
+  serverCpuMs = 0;
 
-  add(answer: UncontendedAnswer, requests: number, proposals: number): void {
+  add(answer: UncontendedAnswer, requests: number, proposals: number, serverCpuMs: number): void {
     for (const latency of answer.latenciesNs) this.latenciesNs.push(latency);
     this.cycles += answer.cycles;
     this.elapsedNs += answer.elapsedNs;
     this.cpuNs += answer.cpuNs;
     this.requests += requests;
     this.proposals += proposals;
+    this.serverCpuMs += serverCpuMs;
   }
 
   figures(): RoundFigures {
@@ -71,6 +73,7 @@ class RoundTally {
       cpuUsPerCycle: this.cpuNs / 1000 / this.cycles,
       requestsPerCycle: this.requests / this.cycles,
       txnsPerCycle: this.proposals / this.cycles,
+      serverCpuUsPerCycle: (this.serverCpuMs * 1000) / this.cycles,
     };
   }
 }
@@ -83,6 +86,8 @@ interface RoundFigures {
   requestsPerCycle: number;
   /** Write transactions (the leader's proposals) per cycle; ensembles only. */
   txnsPerCycle: number;
+  /** CPU time of the three servers per cycle, µs; ensembles only. */
+  serverCpuUsPerCycle: number;
 }
 
 export async function runUncontended(
@@ -133,7 +138,7 @@ export async function runUncontended(
           const before = await target.counters();
           const answer = await worker.ask<UncontendedAnswer>({ name: 'uncontended', path: path(impl), cycles: blockCycles });
           const delta = diffCounters(before, await target.counters());
-          tallies.get(impl)!.add(answer, delta.requests, delta.proposals);
+          tallies.get(impl)!.add(answer, delta.requests, delta.proposals, delta.serverCpuMs);
         }
       }
       for (const impl of impls) rounds.get(impl)!.push(tallies.get(impl)!.figures());
@@ -174,6 +179,7 @@ function summarise(
       cpu: of(impl, 'cpuUsPerCycle'),
       requests: of(impl, 'requestsPerCycle'),
       txns: ensemble ? of(impl, 'txnsPerCycle') : undefined,
+      serverCpu: ensemble ? of(impl, 'serverCpuUsPerCycle') : undefined,
       p50VsFloor: ratio(impl, 'raw-pipelined', 'p50Us'),
       rateVsCurator: hasCurator ? ratio(impl, 'curator', 'cyclesPerSec') : undefined,
     },
@@ -230,7 +236,12 @@ function summarise(
       { key: 'rate', label: 'cycles/s', digits: 0 },
       { key: 'cpu', label: 'client CPU µs/cycle', digits: 0 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
-      ...(ensemble ? [{ key: 'txns', label: 'write txns/cycle', digits: 2 }] : []),
+      ...(ensemble
+        ? [
+            { key: 'txns', label: 'write txns/cycle', digits: 2 },
+            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
+          ]
+        : []),
       { key: 'p50VsFloor', label: 'p50 vs floor', digits: 2, ratio: true },
       { key: 'rateVsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
     ],
@@ -240,7 +251,7 @@ function summarise(
       ...slower,
       ...(ensemble
         ? [
-            "write txns: the leader's zk_proposal_count over the cycles run (requests are summed over the three members).",
+            "write txns: the leader's zk_proposal_count over the cycles run (requests are summed over the three members); server CPU: the three server JVMs' user + system time (10 ms ticks).",
           ]
         : []),
       'client CPU: CPU time of the whole client process per cycle, all threads (for the JVM also its JIT and GC), less sensitive than latency to what else the machine runs.',
