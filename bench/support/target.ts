@@ -134,7 +134,8 @@ export async function placedWorkers(
   impl: Impl,
   labels: string[],
   quota: Map<number, number>,
-  maxTries = 12,
+  /** --quick keeps every session where it landed: a smoke check has no time for JVM restarts. */
+  maxTries = ctx.quick ? 1 : 12,
 ): Promise<{ workers: LineWorker[]; members: number[] }> {
   const room = new Map(quota);
   const workers: (LineWorker | undefined)[] = labels.map(() => undefined);

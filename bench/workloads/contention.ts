@@ -314,7 +314,7 @@ function summarise(
       ...slower,
       ...(ensemble
         ? [
-            `3-node ensemble on loopback, data and transaction log on ${target.storage}, fsync on; every client given all three servers; sessions placed evenly: ${[...new Set(spreads.values())].join(' / ')}.`,
+            `3-node ensemble on loopback, data and transaction log on ${target.storage}, fsync on; every client given all three servers; sessions ${ctx.quick ? 'where they landed (--quick)' : 'placed evenly'}: ${[...new Set(spreads.values())].join(' / ')}.`,
             ...[...txnTypes].map(
               ([impl, types]) =>
                 `write txns per cycle by type (the leader's log), ${LABELS[impl]}: ${Object.entries(types)

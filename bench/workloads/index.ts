@@ -131,7 +131,7 @@ export const WORKLOADS: Workload[] = [
     run: async (ctx) =>
       runContention(ctx, {
         id: 'ensemble-sessions',
-        title: `${ctx.quick ? 3 : 8} sessions (${ctx.quick ? 3 : 8} processes) contending on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers, sessions spread evenly)`,
+        title: `${ctx.quick ? 3 : 8} sessions (${ctx.quick ? 3 : 8} processes) contending on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
         target: await ctx.ensemble(),
         processes: ctx.quick ? 3 : 8,
         callersPerProcess: 1,
@@ -149,7 +149,7 @@ export const WORKLOADS: Workload[] = [
     run: async (ctx) =>
       runContention(ctx, {
         id: 'ensemble-cohort-mix',
-        title: `${ctx.quick ? 2 : 4} processes x 16 callers on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers, sessions spread evenly)`,
+        title: `${ctx.quick ? 2 : 4} processes x 16 callers on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
         target: await ctx.ensemble(),
         processes: ctx.quick ? 2 : 4,
         callersPerProcess: 16,
