@@ -4,6 +4,7 @@ import type { ZkServer } from '../../test/support/zk-server.js';
 import { LineWorker } from './children.js';
 import { type CuratorSetup, startCuratorWorker } from './curator.js';
 import type { Command } from './protocol.js';
+import type { EnsembleTarget } from './target.js';
 
 export interface BenchContext {
   readonly quick: boolean;
@@ -19,6 +20,8 @@ export interface BenchContext {
   readonly serverStorage: string;
   /** A second server with its data directory on disk, started on first use. */
   diskServer(): Promise<ZkServer>;
+  /** A 3-node ensemble on loopback, data directory and transaction log on disk, started on first use. */
+  ensemble(): Promise<EnsembleTarget>;
   log(message: string): void;
 }
 
@@ -36,8 +39,18 @@ export function startNodeWorker(ctx: BenchContext, impl: NodeImpl, label: string
   return LineWorker.start(label, process.execPath, [join(ctx.buildDir, 'bench/workers/lock-worker.js'), impl]);
 }
 
-/** Starts a worker of `impl` and opens its session on `server`. */
-export async function connectedWorker(ctx: BenchContext, server: ZkServer, impl: Impl, label: string = impl): Promise<LineWorker> {
+/** Starts a worker of `impl` and opens its session on `server` (a server, or an ensemble's connect string). */
+export async function connectedWorker(ctx: BenchContext, server: { readonly connectString: string }, impl: Impl, label: string = impl): Promise<LineWorker> {
+  return (await connectedWorkerSession(ctx, server.connectString, impl, label)).worker;
+}
+
+/** connectedWorker, also answering the session's id (hex). */
+export async function connectedWorkerSession(
+  ctx: BenchContext,
+  connectString: string,
+  impl: Impl,
+  label: string = impl,
+): Promise<{ worker: LineWorker; sessionId: string }> {
   let worker: LineWorker;
   if (impl === 'curator') {
     if (!ctx.curator) throw new Error(`the Curator baseline is not available: ${ctx.curatorMissing}`);
@@ -45,14 +58,14 @@ export async function connectedWorker(ctx: BenchContext, server: ZkServer, impl:
   } else {
     worker = startNodeWorker(ctx, impl, label);
   }
-  const connect: Command = { name: 'connect', connect: server.connectString, sessionTimeoutMs: ctx.sessionTimeoutMs };
+  const connect: Command = { name: 'connect', connect: connectString, sessionTimeoutMs: ctx.sessionTimeoutMs };
   try {
-    await worker.ask(connect, 60_000);
+    const answer = await worker.ask<{ sessionId: string }>(connect, 60_000);
+    return { worker, sessionId: String(answer.sessionId) };
   } catch (error) {
     await worker.stop();
     throw error;
   }
-  return worker;
 }
 
 /** Stops workers, never throwing (used in finally blocks). */

@@ -28,6 +28,13 @@ export interface Counters {
   watches: number;
   packetsReceived: number;
   znodes: number;
+  /**
+   * Write transactions the leader proposed (`zk_proposal_count`): every quorum write, session
+   * create/close and reaped container included. Only an ensemble's leader has it; 0 elsewhere.
+   */
+  proposals: number;
+  /** CPU time of the server processes, ms (user + system, from /proc); filled in for an ensemble only, else 0. */
+  serverCpuMs: number;
 }
 
 export async function readCounters(port: number): Promise<Counters> {
@@ -37,6 +44,10 @@ export async function readCounters(port: number): Promise<Counters> {
     const [key, value] = line.split('\t');
     if (key && value !== undefined) values.set(key.trim(), Number(value));
   }
+  const optional = (key: string): number => {
+    const value = values.get(key);
+    return value === undefined || Number.isNaN(value) ? 0 : value;
+  };
   const get = (key: string): number => {
     const value = values.get(key);
     if (value === undefined || Number.isNaN(value)) {
@@ -58,6 +69,8 @@ export async function readCounters(port: number): Promise<Counters> {
     watches: get('zk_watch_count'),
     packetsReceived: get('zk_packets_received'),
     znodes: get('zk_znode_count'),
+    proposals: optional('zk_proposal_count'),
+    serverCpuMs: 0,
   };
 }
 
@@ -71,6 +84,8 @@ export function diffCounters(before: Counters, after: Counters): Counters {
     watches: after.watches - before.watches,
     packetsReceived: after.packetsReceived - before.packetsReceived,
     znodes: after.znodes - before.znodes,
+    proposals: after.proposals - before.proposals,
+    serverCpuMs: after.serverCpuMs - before.serverCpuMs,
   };
 }
 

@@ -11,10 +11,12 @@
  */
 import type { LineWorker } from '../support/children.js';
 import { type BenchContext, connectedWorker, type Impl, rotate, stopWorkers } from '../support/context.js';
-import { diffCounters, readCounters } from '../support/mntr.js';
+import { type Counters, diffCounters } from '../support/mntr.js';
 import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure, percentile } from '../support/stats.js';
+import { countTxnTypes } from '../support/txnlog.js';
+import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, placedWorkers, standaloneTarget } from '../support/target.js';
 
 /**
  * The contended warm-up, ms, of every workload that runs Curator: its JVMs keep getting faster for
@@ -29,6 +31,13 @@ export const CURATOR_WARMUP_MS = 15_000;
  * 1,347), while ours was flat; a minute is what a run can afford.
  */
 export const SESSIONS_WARMUP_MS = 60_000;
+
+/**
+ * The ensemble workloads' contended warm-up, ms: each handoff there waits on quorum commits and
+ * fsyncs, so the clients' CPU (and Curator's JIT) matter less than on tmpfs; 20 s of contention
+ * still compiles Curator's contended path.
+ */
+export const ENSEMBLE_WARMUP_MS = 20_000;
 
 export interface ContentionSettings {
   id: string;
@@ -56,6 +65,10 @@ export interface ContentionSettings {
   /** Targets against Curator, if any. */
   minRateVsCurator?: number;
   maxRequestsPerCycle?: number;
+  /** Target on an ensemble: ours no more write transactions per cycle than Curator. */
+  maxTxnsVsCurator?: boolean;
+  /** Where to run (default: the main standalone server). */
+  target?: BenchTarget;
 }
 
 type Variant = Impl | 'curator-own';
@@ -75,6 +88,10 @@ interface RoundFigures {
   waitP99Ms: number;
   requestsPerCycle: number;
   notificationsPerCycle: number;
+  /** Write transactions (the leader's proposals) per cycle; ensembles only. */
+  txnsPerCycle: number;
+  /** CPU time of the three servers per cycle, µs; ensembles only. */
+  serverCpuUsPerCycle: number;
   /** Fewest cycles one process completed over most: 1 is perfectly even. */
   evenness: number;
 }
@@ -83,20 +100,26 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   const curators: Variant[] = ctx.curator && !s.noCurator ? (s.curatorOwnMutexes ? ['curator', 'curator-own'] : ['curator']) : [];
   const impls: Variant[] = [...curators, ...(s.ours ?? ['lockservice'])];
   const groups = new Map<Variant, LineWorker[]>();
-  const server = ctx.server;
+  const target = s.target ?? standaloneTarget(ctx.server, ctx.serverStorage);
+  const spreads = new Map<Variant, string>();
+  const zxids = new Map<Variant, [string, string][]>(impls.map((impl) => [impl, []]));
+  const cyclesRun = new Map<Variant, number>(impls.map((impl) => [impl, 0]));
   const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
   const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
   try {
     ctx.log(`${s.id}: starting ${s.processes} process(es) per implementation`);
     for (const impl of impls) {
-      groups.set(
-        impl,
-        await Promise.all(
-          Array.from({ length: s.processes }, (_, i) =>
-            connectedWorker(ctx, server, impl === 'curator-own' ? 'curator' : impl, `${impl}-${s.id}-${i + 1}`),
-          ),
-        ),
-      );
+      const labels = Array.from({ length: s.processes }, (_, i) => `${impl}-${s.id}-${i + 1}`);
+      const kind = impl === 'curator-own' ? 'curator' : impl;
+      if (target.kind === 'ensemble') {
+        // The sessions spread evenly over the members (followers first), the same for every implementation.
+        const ensemble = target as EnsembleTarget;
+        const { workers, members } = await placedWorkers(ctx, ensemble, kind, labels, evenQuota(ensemble, s.processes));
+        groups.set(impl, workers);
+        spreads.set(impl, describeSpread(ensemble, members));
+      } else {
+        groups.set(impl, await Promise.all(labels.map((label) => connectedWorker(ctx, target, kind, label))));
+      }
     }
     ctx.log(`${s.id}: warm-up`);
     for (const impl of impls) {
@@ -113,15 +136,33 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       const tallies = new Map(impls.map((impl) => [impl, new WindowTally(s.processes)]));
       for (let block = 0; block < blocks; block++) {
         for (const impl of rotate(impls, round * blocks + block)) {
-          const before = await readCounters(server.clientPort);
+          const zxidBefore = target.kind === 'ensemble' ? await (target as EnsembleTarget).zxid() : undefined;
+          const before = await target.counters();
           const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs / blocks, mutexes(impl), s);
-          const after = await readCounters(server.clientPort);
+          const after = await target.counters();
+          if (zxidBefore) zxids.get(impl)!.push([zxidBefore, await (target as EnsembleTarget).zxid()]);
           tallies.get(impl)!.add(answers, diffCounters(before, after));
+          cyclesRun.set(impl, cyclesRun.get(impl)! + answers.reduce((sum, a) => sum + a.allCycles, 0));
         }
       }
       for (const impl of impls) rounds.get(impl)!.push(tallies.get(impl)!.figures(s.durationMs));
     }
-    return summarise(ctx, s, impls, rounds);
+    const txnTypes = new Map<Variant, Record<string, number>>();
+    if (target.kind === 'ensemble') {
+      // Which transactions: the leader's log, by type, per cycle run in the windows.
+      const ensemble = target as EnsembleTarget;
+      const leader = ensemble.ensemble.servers.find((m) => m.id === ensemble.leaderId)!;
+      const t0 = Date.now();
+      const counted = countTxnTypes(leader.dataDir, zxids);
+      ctx.log(`${s.id}: write transactions by type from the leader's log (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      if ('error' in counted) ctx.log(`${s.id}: no transaction breakdown: ${counted.error}`);
+      else {
+        for (const [impl, counts] of counted) {
+          txnTypes.set(impl, Object.fromEntries(Object.entries(counts).map(([type, n]) => [type, n / cyclesRun.get(impl)!])));
+        }
+      }
+    }
+    return summarise(ctx, s, target, impls, rounds, spreads, zxids, txnTypes);
   } finally {
     await stopWorkers([...groups.values()].flat());
   }
@@ -134,13 +175,15 @@ class WindowTally {
   private readonly waitsNs: number[] = [];
   private requests = 0;
   private notifications = 0;
+  private proposals = 0;
+  private serverCpuMs = 0;
   private readonly perProcess: number[];
 
   constructor(processes: number) {
     this.perProcess = new Array<number>(processes).fill(0);
   }
 
-  add(answers: ContendAnswer[], delta: { requests: number; notifications: number }): void {
+  add(answers: ContendAnswer[], delta: Counters): void {
     answers.forEach((answer, i) => {
       this.counted += answer.cycles;
       this.all += answer.allCycles;
@@ -149,6 +192,8 @@ class WindowTally {
     });
     this.requests += delta.requests;
     this.notifications += delta.notifications;
+    this.proposals += delta.proposals;
+    this.serverCpuMs += delta.serverCpuMs;
   }
 
   figures(durationMs: number): RoundFigures {
@@ -158,6 +203,8 @@ class WindowTally {
       waitP99Ms: percentile(this.waitsNs, 99) / 1e6,
       requestsPerCycle: this.requests / this.all,
       notificationsPerCycle: this.notifications / this.all,
+      txnsPerCycle: this.proposals / this.all,
+      serverCpuUsPerCycle: (this.serverCpuMs * 1000) / this.all,
       evenness: Math.min(...this.perProcess) / Math.max(...this.perProcess),
     };
   }
@@ -178,7 +225,17 @@ function window(
   );
 }
 
-function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], rounds: Map<Variant, RoundFigures[]>): WorkloadResult {
+function summarise(
+  ctx: BenchContext,
+  s: ContentionSettings,
+  target: BenchTarget,
+  impls: Variant[],
+  rounds: Map<Variant, RoundFigures[]>,
+  spreads: Map<Variant, string>,
+  zxids: Map<Variant, [string, string][]>,
+  txnTypes: Map<Variant, Record<string, number>>,
+): WorkloadResult {
+  const ensemble = target.kind === 'ensemble';
   const curators = impls.filter((i) => i === 'curator' || i === 'curator-own');
   const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
   const hasCurator = impls.includes('curator');
@@ -193,6 +250,8 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       p99: of(impl, 'waitP99Ms'),
       requests: of(impl, 'requestsPerCycle'),
       notifications: of(impl, 'notificationsPerCycle'),
+      txns: ensemble ? of(impl, 'txnsPerCycle') : undefined,
+      serverCpu: ensemble ? of(impl, 'serverCpuUsPerCycle') : undefined,
       evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
       vsCurator: vsCurator(impl),
       vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
@@ -216,6 +275,15 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       met: Number(requests.toFixed(2)) <= s.maxRequestsPerCycle,
     });
   }
+  if (s.maxTxnsVsCurator) {
+    const ours = of('lockservice', 'txnsPerCycle').median;
+    const theirs = hasCurator ? of('curator', 'txnsPerCycle').median : Number.NaN;
+    checks.push({
+      target: "write transactions per handoff no more than Curator's (the leader's proposals)",
+      measured: hasCurator ? `${formatNumber(ours, 2)} vs ${formatNumber(theirs, 2)}` : `no Curator in this run (${ctx.curatorMissing})`,
+      met: hasCurator ? Number(ours.toFixed(2)) <= Number(theirs.toFixed(2)) : undefined,
+    });
+  }
   const slower: string[] = [];
   for (const base of curators) {
     const r = figure(rounds.get('lockservice')!.map((x, i) => x.rate / rounds.get(base)![i]!.rate)).median;
@@ -230,6 +298,12 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
       { key: 'p99', label: 'wait p99 ms', digits: 2 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
       { key: 'notifications', label: 'notifications/cycle', digits: 2 },
+      ...(ensemble
+        ? [
+            { key: 'txns', label: 'write txns/cycle', digits: 2 },
+            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
+          ]
+        : []),
       ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
       { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
       ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
@@ -238,8 +312,27 @@ function summarise(ctx: BenchContext, s: ContentionSettings, impls: Variant[], r
     checks,
     notes: [
       ...slower,
+      ...(ensemble
+        ? [
+            `3-node ensemble on loopback, data and transaction log on ${target.storage}, fsync on; every client given all three servers; sessions ${ctx.quick ? 'where they landed (--quick)' : 'placed evenly'}: ${[...new Set(spreads.values())].join(' / ')}.`,
+            ...[...txnTypes].map(
+              ([impl, types]) =>
+                `write txns per cycle by type (the leader's log), ${LABELS[impl]}: ${Object.entries(types)
+                  .sort((a, b) => b[1] - a[1])
+                  .map(([type, n]) => `${type} ${formatNumber(n, 3)}`)
+                  .join(', ')}.`,
+            ),
+            "write txns: the leader's zk_proposal_count over every cycle run in the windows (requests and notifications are summed over the three members); server CPU: the three server JVMs' user + system time (10 ms ticks).",
+          ]
+        : []),
       `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each${(s.blocks ?? 1) > 1 ? `, in ${s.blocks} windows that the implementations take in turn` : ''}, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
     ],
-    details: { settings: s, rounds: Object.fromEntries(rounds) },
+    details: {
+      settings: { ...s, target: undefined },
+      storage: target.storage,
+      spreads: Object.fromEntries(spreads),
+      ...(ensemble ? { leaderZxidWindows: Object.fromEntries(zxids), txnTypesPerCycle: Object.fromEntries(txnTypes) } : {}),
+      rounds: Object.fromEntries(rounds),
+    },
   };
 }

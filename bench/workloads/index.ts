@@ -1,12 +1,13 @@
 /** Every workload, in the order a full run runs them. `--only` picks by id. */
 import type { BenchContext } from '../support/context.js';
 import type { WorkloadResult } from '../support/report.js';
-import { CURATOR_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
+import { CURATOR_WARMUP_MS, ENSEMBLE_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
 import { runHeap } from './heap.js';
 import { runHerd } from './herd.js';
 import { runHttp } from './http.js';
 import { readWriteWorkload } from './read-write.js';
 import { simpleLockWorkload } from './simple-lock.js';
+import { standaloneTarget } from '../support/target.js';
 import { runUncontended } from './uncontended.js';
 
 export interface Workload {
@@ -24,8 +25,7 @@ export const WORKLOADS: Workload[] = [
     run: (ctx) =>
       runUncontended(
         ctx,
-        ctx.server,
-        ctx.serverStorage,
+        standaloneTarget(ctx.server, ctx.serverStorage),
         'uncontended',
         ctx.quick ? { warmup: 300, rewarm: 20, cycles: 200, blocks: 2, rounds: 2 } : { warmup: 15_000, rewarm: 30, cycles: 3000, blocks: 12, rounds: 7 },
       ),
@@ -36,8 +36,7 @@ export const WORKLOADS: Workload[] = [
     run: async (ctx) =>
       runUncontended(
         ctx,
-        await ctx.diskServer(),
-        'disk',
+        standaloneTarget(await ctx.diskServer(), 'disk'),
         'uncontended-disk',
         ctx.quick ? { warmup: 50, rewarm: 10, cycles: 50, blocks: 1, rounds: 1 } : { warmup: 3000, rewarm: 20, cycles: 800, blocks: 8, rounds: 5 },
       ),
@@ -113,6 +112,53 @@ export const WORKLOADS: Workload[] = [
           ? { connections: 16, ids: 64, warmupSeconds: 0.5, seconds: 1, rounds: 1 }
           : { connections: 16, ids: 64, warmupSeconds: 3, seconds: 4, rounds: 5 },
       ),
+  },
+  {
+    id: 'ensemble-uncontended',
+    description: 'uncontended on a 3-node ensemble, data on disk (fsync): vs the raw floor and Curator, write txns per cycle',
+    run: async (ctx) =>
+      runUncontended(
+        ctx,
+        await ctx.ensemble(),
+        'ensemble-uncontended',
+        ctx.quick ? { warmup: 50, rewarm: 10, cycles: 40, blocks: 1, rounds: 1 } : { warmup: 2000, rewarm: 20, cycles: 600, blocks: 6, rounds: 5 },
+        { impls: ['raw-pipelined', 'curator', 'fairlock', 'lockservice'], maxP50VsFloor: 1.05 },
+      ),
+  },
+  {
+    id: 'ensemble-sessions',
+    description: '8 sessions (processes) on one lock on a 3-node ensemble, data on disk: handoffs/s and write txns per handoff vs Curator',
+    run: async (ctx) =>
+      runContention(ctx, {
+        id: 'ensemble-sessions',
+        title: `${ctx.quick ? 3 : 8} sessions (${ctx.quick ? 3 : 8} processes) contending on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
+        target: await ctx.ensemble(),
+        processes: ctx.quick ? 3 : 8,
+        callersPerProcess: 1,
+        ours: ['lockservice', 'lockservice-solo'],
+        ...(ctx.quick
+          ? { warmupCycles: 50, warmupMs: 300, durationMs: 700, rounds: 1 }
+          : { warmupCycles: 1000, warmupMs: ENSEMBLE_WARMUP_MS, durationMs: 3000, blocks: 3, rounds: 5 }),
+        minRateVsCurator: 1.5,
+        maxTxnsVsCurator: true,
+      }),
+  },
+  {
+    id: 'ensemble-cohort-mix',
+    description: '4 processes x 16 callers on one lock on a 3-node ensemble, data on disk: handoffs/s and write txns per handoff vs Curator',
+    run: async (ctx) =>
+      runContention(ctx, {
+        id: 'ensemble-cohort-mix',
+        title: `${ctx.quick ? 2 : 4} processes x 16 callers on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
+        target: await ctx.ensemble(),
+        processes: ctx.quick ? 2 : 4,
+        callersPerProcess: 16,
+        ours: ['lockservice', 'lockservice-solo'],
+        ...(ctx.quick
+          ? { warmupCycles: 50, warmupMs: 300, durationMs: 700, rounds: 1 }
+          : { warmupCycles: 1000, warmupMs: ENSEMBLE_WARMUP_MS, durationMs: 3000, rounds: 3 }),
+        maxTxnsVsCurator: true,
+      }),
   },
   readWriteWorkload,
   simpleLockWorkload,
