@@ -11,7 +11,7 @@ export interface BenchArgs {
 }
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only id,id] [--no-curator] [--markdown|--no-markdown] [--wait-quiet[=min]] [--list]
-  --quick          short runs: a smoke check in well under a minute, figures not worth comparing
+  --quick          short runs: a smoke check of every workload in about two minutes, figures not worth comparing
   --only a,b       run only these workloads (see --list)
   --no-curator     skip the Curator baseline (ratios against it are then not measured)
   --markdown       write the tables into docs/benchmarks.md even for a partial or quick run
