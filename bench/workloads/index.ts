@@ -1,7 +1,7 @@
 /** Every workload, in the order a full run runs them. `--only` picks by id. */
 import type { BenchContext } from '../support/context.js';
 import type { WorkloadResult } from '../support/report.js';
-import { CURATOR_WARMUP_MS, ENSEMBLE_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
+import { type ContentionSettings, CURATOR_WARMUP_MS, ENSEMBLE_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
 import { runHeap } from './heap.js';
 import { runHerd } from './herd.js';
 import { runHttp } from './http.js';
@@ -16,6 +16,33 @@ export interface Workload {
   /** Why it cannot run yet (a recipe still missing from lib/); pending workloads are listed, not run. */
   pending?: string;
   run(ctx: BenchContext): Promise<WorkloadResult>;
+}
+
+/**
+ * What every contention workload on the ensemble shares: the ensemble itself, LockService with and
+ * without the cohort queue, the title's description of the ensemble, the timings, and the target of
+ * no more write transactions per handoff than Curator. `full` is the measured windows of a full run.
+ */
+async function onEnsemble(
+  ctx: BenchContext,
+  id: string,
+  who: string,
+  processes: number,
+  callersPerProcess: number,
+  full: { blocks?: number; rounds: number },
+): Promise<ContentionSettings> {
+  return {
+    id,
+    title: `${who} on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
+    target: await ctx.ensemble(),
+    processes,
+    callersPerProcess,
+    ours: ['lockservice', 'lockservice-solo'],
+    ...(ctx.quick
+      ? { warmupCycles: 50, warmupMs: 300, durationMs: 700, rounds: 1 }
+      : { warmupCycles: 1000, warmupMs: ENSEMBLE_WARMUP_MS, durationMs: 3000, ...full }),
+    maxTxnsVsCurator: true,
+  };
 }
 
 export const WORKLOADS: Workload[] = [
@@ -128,37 +155,19 @@ export const WORKLOADS: Workload[] = [
   {
     id: 'ensemble-sessions',
     description: '8 sessions (processes) on one lock on a 3-node ensemble, data on disk: handoffs/s and write txns per handoff vs Curator',
-    run: async (ctx) =>
-      runContention(ctx, {
-        id: 'ensemble-sessions',
-        title: `${ctx.quick ? 3 : 8} sessions (${ctx.quick ? 3 : 8} processes) contending on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
-        target: await ctx.ensemble(),
-        processes: ctx.quick ? 3 : 8,
-        callersPerProcess: 1,
-        ours: ['lockservice', 'lockservice-solo'],
-        ...(ctx.quick
-          ? { warmupCycles: 50, warmupMs: 300, durationMs: 700, rounds: 1 }
-          : { warmupCycles: 1000, warmupMs: ENSEMBLE_WARMUP_MS, durationMs: 3000, blocks: 3, rounds: 5 }),
-        minRateVsCurator: 1.5,
-        maxTxnsVsCurator: true,
-      }),
+    run: async (ctx) => {
+      const n = ctx.quick ? 3 : 8;
+      const settings = await onEnsemble(ctx, 'ensemble-sessions', `${n} sessions (${n} processes) contending`, n, 1, { blocks: 3, rounds: 5 });
+      return runContention(ctx, { ...settings, minRateVsCurator: 1.5 });
+    },
   },
   {
     id: 'ensemble-cohort-mix',
     description: '4 processes x 16 callers on one lock on a 3-node ensemble, data on disk: handoffs/s and write txns per handoff vs Curator',
-    run: async (ctx) =>
-      runContention(ctx, {
-        id: 'ensemble-cohort-mix',
-        title: `${ctx.quick ? 2 : 4} processes x 16 callers on one lock, 3-node ensemble (data on disk, fsync on; clients given all three servers${ctx.quick ? '' : ', sessions spread evenly'})`,
-        target: await ctx.ensemble(),
-        processes: ctx.quick ? 2 : 4,
-        callersPerProcess: 16,
-        ours: ['lockservice', 'lockservice-solo'],
-        ...(ctx.quick
-          ? { warmupCycles: 50, warmupMs: 300, durationMs: 700, rounds: 1 }
-          : { warmupCycles: 1000, warmupMs: ENSEMBLE_WARMUP_MS, durationMs: 3000, rounds: 3 }),
-        maxTxnsVsCurator: true,
-      }),
+    run: async (ctx) => {
+      const n = ctx.quick ? 2 : 4;
+      return runContention(ctx, await onEnsemble(ctx, 'ensemble-cohort-mix', `${n} processes x 16 callers`, n, 16, { rounds: 3 }));
+    },
   },
   readWriteWorkload,
   simpleLockWorkload,
