@@ -155,7 +155,7 @@ export class LockInternals implements WaiterHost {
  * Creates a node unless it exists, retrying through connection loss, with `acl` in the create
  * request (so it is never open, not even for an instant).
  */
-export async function createIfMissing(
+async function createIfMissing(
   session: ZkSessionApi,
   path: string,
   mode: 'PERSISTENT' | 'CONTAINER',

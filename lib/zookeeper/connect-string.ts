@@ -39,7 +39,7 @@ export function parseConnectString(connectString: string): ConnectString {
 }
 
 /** The connect string of `host:port` entries, as written, and a chroot ('' for none). */
-export function formatConnectString(entries: readonly string[], chroot: string): string {
+function formatConnectString(entries: readonly string[], chroot: string): string {
   return entries.join(',') + chroot;
 }
 

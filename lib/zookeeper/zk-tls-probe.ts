@@ -4,7 +4,7 @@ import { parseConnectString } from './connect-string.js';
 import type { CheckedTls } from './zk-tls.options.js';
 
 /** What a TLS probe of one server found. */
-export type TlsProbeResult =
+type TlsProbeResult =
   | { readonly outcome: 'ok' }
   /** Nothing to conclude (refused, unreachable, too slow): the C client's own retries decide. */
   | { readonly outcome: 'inconclusive'; readonly detail: string }
@@ -31,7 +31,7 @@ const REFUSAL_GRACE_MS = 300;
  * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
  * event loop). Without `tls` (undefined), it only asks whether the port speaks TLS.
  */
-export async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   const started = Date.now();
   const result = await handshake(host, port, tls, false, timeoutMs, signal);
   if (result.outcome !== 'failed' || result.failure !== 'server-not-trusted' || signal?.aborted) return result;
