@@ -3,7 +3,8 @@ export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
 export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
-export type { AcquireOptions, LockTarget } from './context/lock-request.js';
+export type { AcquireOptions, LockPlacement, LockTarget } from './context/lock-request.js';
+export type { LockLayout } from './queue/layouts.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {

@@ -14,6 +14,7 @@ import type { HeldLock } from '../recipes/held-lock.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
+import { DEFAULT_LAYOUT } from '../queue/layouts.js';
 
 /** One lock a context holds, shared by its holders inside the context. */
 interface HeldEntry {
@@ -25,7 +26,7 @@ interface HeldEntry {
 
 /** Who owns which lock: one request's or call's locks, and the acquires it has in flight. */
 export class LockContext {
-  /** `scope:slot:resource` -> the lock this context holds and how many holders inside the context share it. */
+  /** `scope:slot:lockId` -> the lock this context holds and how many holders inside the context share it. */
   readonly held = new Map<string, HeldEntry>();
   /** Acquires in flight, so two holders in one context that ask at once share one ZooKeeper node. */
   readonly pending = new Map<string, { readonly lock: Promise<HeldLock>; readonly permits?: number }>();
@@ -43,9 +44,9 @@ export class LockContext {
     return this.ownerLabel;
   }
 
-  /** The lock held in `slot` on `resource` through the LockService `scope`, while it is still held. */
-  live(scope: string, slot: LockSlot, resource: string): HeldEntry | undefined {
-    const entry = this.held.get(contextKey(scope, slot, resource));
+  /** The lock held in `slot` on `lockId` (LockRequest.lockId) through the LockService `scope`, while it is still held. */
+  live(scope: string, slot: LockSlot, lockId: string): HeldEntry | undefined {
+    const entry = this.held.get(contextKey(scope, slot, lockId));
     return entry?.lock.isHeld() ? entry : undefined;
   }
 }
@@ -54,9 +55,12 @@ export class LockContext {
  * Keys a context's locks. `scope` names the LockService: two services (two clusters, or two root
  * paths) lock different things under the same resource name, so they never share a held lock.
  */
-function contextKey(scope: string, slot: LockSlot, resource: string): string {
-  return `${scope}:${slot}:${resource}`;
+function contextKey(scope: string, slot: LockSlot, lockId: string): string {
+  return `${scope}:${slot}:${lockId}`;
 }
+
+/** Every slot, the write first (the lock `held` reports when a context holds a write and its downgraded read). */
+const OTHER_SLOTS: readonly LockSlot[] = ['write', 'exclusive', 'read', 'simple', 'semaphore'];
 
 const storage = new AsyncLocalStorage<LockContext>();
 
@@ -112,7 +116,8 @@ export class ReentrantLocks {
   }
 
   private async obtainIn(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    const key = contextKey(this.scope, request.slot, request.resource);
+    const key = contextKey(this.scope, request.slot, request.lockId);
+    if (request.layout !== DEFAULT_LAYOUT) this.assertOneKind(context, request);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
     // pending before the caller can start the next one (Promise.all of a write and a read).
     const ownWrite = this.ownWriteFirst(context, request);
@@ -145,14 +150,34 @@ export class ReentrantLocks {
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
   private takeNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HeldLock | null> {
-    const write = request.slot === 'read' ? context.live(this.scope, 'write', request.resource) : undefined;
+    const write = request.slot === 'read' ? context.live(this.scope, 'write', request.lockId) : undefined;
     return this.taker.take(request, tryOnly, request.owner ?? context.owner, write?.lock);
   }
 
-  /** The lock `context` holds on `resource` through this service, the write first. */
-  held(context: LockContext | undefined, resource: string): HeldLock | undefined {
-    for (const slot of ['write', 'simple', 'semaphore', 'read'] as const) {
-      const entry = context?.live(this.scope, slot, resource);
+  /**
+   * Curator's and kazoo's locks have no downgrade, and their kinds on one path do not know each
+   * other (a kazoo read or write waits for the context's own kazoo lock: a deadlock): a context holds
+   * one kind of each such lock at a time.
+   * @throws IncompatibleLockError when the context holds or waits for another kind of it.
+   */
+  private assertOneKind(context: LockContext, request: LockRequest): void {
+    for (const slot of OTHER_SLOTS) {
+      if (slot === request.slot) continue;
+      const key = contextKey(this.scope, slot, request.lockId);
+      if (context.live(this.scope, slot, request.lockId) || context.pending.has(key)) {
+        throw new IncompatibleLockError(
+          request.resource,
+          `this context already holds or waits for it as ${slot === 'semaphore' ? 'a semaphore' : `a ${slot} lock`}, and in the ` +
+            `'${request.layout}' layout one context takes one kind of a lock at a time (there is no downgrade); release that one first`,
+        );
+      }
+    }
+  }
+
+  /** The lock `context` holds on `lockId` (LockRequest.lockId) through this service, the write first. */
+  held(context: LockContext | undefined, lockId: string): HeldLock | undefined {
+    for (const slot of OTHER_SLOTS) {
+      const entry = context?.live(this.scope, slot, lockId);
       if (entry) return entry.lock;
     }
     return undefined;
@@ -165,11 +190,11 @@ export class ReentrantLocks {
    */
   private ownWriteFirst(context: LockContext, request: LockRequest): Promise<unknown> | undefined {
     if (request.slot === 'read') {
-      const write = context.pending.get(contextKey(this.scope, 'write', request.resource));
+      const write = context.pending.get(contextKey(this.scope, 'write', request.lockId));
       // The write's own failure is its caller's to report; this read then queues as any read would.
       return write && waitShared(write.lock.catch(() => undefined), request);
     }
-    if (request.slot === 'write' && context.pending.has(contextKey(this.scope, 'read', request.resource))) {
+    if (request.slot === 'write' && context.pending.has(contextKey(this.scope, 'read', request.lockId))) {
       throw new LockUpgradeError(request.resource);
     }
     return undefined;
@@ -177,15 +202,15 @@ export class ReentrantLocks {
 
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
   private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
-    const { resource, slot } = request;
-    const entry = context.live(this.scope, slot, resource);
+    const { resource, slot, lockId } = request;
+    const entry = context.live(this.scope, slot, lockId);
     if (entry) {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
       return ReentrantHandle.join(context, key, entry.lock, entry.permits);
     }
-    if (slot === 'write' && context.live(this.scope, 'read', resource)) throw new LockUpgradeError(resource);
+    if (slot === 'write' && context.live(this.scope, 'read', lockId)) throw new LockUpgradeError(resource);
     return undefined;
   }
 }

@@ -2,17 +2,41 @@
 import { InvalidOptionsError } from '../errors.js';
 import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
 import { checkMs } from '../shared/durations.js';
+import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
+import { validateZkPath } from '../zookeeper/paths.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
 const MAX_OWNER_BYTES = 512;
 /** Longer automatic owner labels (a long URL) are cut to this many characters. */
 const AUTO_OWNER_CHARS = 200;
 
-/** What to lock: a resource name, or a name with its own mode or semaphore permits (for acquireAll). */
-export type LockTarget = string | ({ resource: string } & LockKind);
+/** Where a lock's nodes are, and whose layout they follow. */
+export interface LockPlacement {
+  /**
+   * Whose lock recipe the nodes follow: this library's own, Apache Curator's (`InterProcessMutex`,
+   * `InterProcessReadWriteLock`) or kazoo's (`Lock`, `WriteLock`, `ReadLock`), so that Java and
+   * Python services using those recipes on the same path are excluded too. Every client of one path
+   * must use the same layout (a path holding another layout's nodes is refused).
+   * @default the module's layout ('nestjs-zk-lock')
+   */
+  layout?: LockLayout;
+  /**
+   * The lock's exact ZooKeeper path, the one the other services use for it, instead of
+   * `<rootPath>/<encoded resource>`; the resource is then only the lock's label (events, errors,
+   * heldLock). Absolute, no `.` or `..` segments, at most 1024 UTF-8 bytes.
+   * @default undefined (`<rootPath>/<encoded resource>`)
+   */
+  zkPath?: string;
+}
+
+/**
+ * What to lock: a resource name, or a name with its own mode or semaphore permits, layout and
+ * zkPath (for acquireAll).
+ */
+export type LockTarget = string | ({ resource: string } & LockKind & LockPlacement);
 
 /** Options of one acquire. */
-export interface AcquireOptions extends LockKind {
+export interface AcquireOptions extends LockKind, LockPlacement {
   /**
    * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
    * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
@@ -32,12 +56,20 @@ export interface AcquireOptions extends LockKind {
   signal?: AbortSignal;
 }
 
-/** Which of a context's locks on one resource: write and exclusive are one slot (they are one lock). */
-export type LockSlot = 'write' | 'read' | 'simple' | 'semaphore';
+/**
+ * Which of a context's locks on one resource: in our layout write and exclusive are one slot (they
+ * are one lock); in Curator's and kazoo's they are different locks.
+ */
+export type LockSlot = 'write' | 'exclusive' | 'read' | 'simple' | 'semaphore';
 
 /** One acquire, checked. */
 export interface LockRequest {
   readonly resource: string;
+  readonly layout: LockLayout;
+  /** The lock's exact path, when the caller gave one. */
+  readonly zkPath: string | undefined;
+  /** Tells locks apart in a lock context: the resource in our layout, else the layout and the path or resource. */
+  readonly lockId: string;
   readonly slot: LockSlot;
   readonly kind: LockKind;
   readonly waitTimeoutMs: number | undefined;
@@ -45,28 +77,49 @@ export interface LockRequest {
   readonly owner: string | undefined;
 }
 
+/** What a LockService fills in when a caller does not say. */
+export interface RequestDefaults {
+  readonly waitTimeoutMs: number | undefined;
+  readonly layout: LockLayout;
+}
+
 /** Checks a caller's acquire options and resolves the defaults. */
-export function checkRequest(resource: string, kind: LockKind, options: AcquireOptions, defaultWaitTimeoutMs: number | undefined): LockRequest {
+export function checkRequest(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions, defaults: RequestDefaults): LockRequest {
   validateLockKind(kind);
   if (options.owner !== undefined && (typeof options.owner !== 'string' || Buffer.byteLength(options.owner) > MAX_OWNER_BYTES)) {
     throw new InvalidOptionsError('owner', `must be a string of at most ${MAX_OWNER_BYTES} UTF-8 bytes (it is stored in the lock node)`);
   }
+  const layout = validateLayout(kind.layout) ?? defaults.layout;
+  const zkPath = kind.zkPath === undefined ? undefined : validateZkPath(kind.zkPath);
   return {
     resource,
-    slot: slotOf(kind),
+    layout,
+    zkPath,
+    lockId: lockIdOf(resource, layout, zkPath),
+    slot: slotOf(kind, layout),
     kind: { mode: kind.mode, permits: kind.permits },
-    waitTimeoutMs: validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? defaultWaitTimeoutMs,
+    waitTimeoutMs: validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? defaults.waitTimeoutMs,
     signal: options.signal,
     owner: options.owner,
   };
 }
 
-/** Which context slot a kind of lock occupies: exclusive and write are one lock, so one slot. */
-function slotOf(kind: LockKind): LockSlot {
+/** Which context slot a kind of lock occupies: in our layout exclusive and write are one lock, so one slot. */
+function slotOf(kind: LockKind, layout: LockLayout): LockSlot {
   if (kind.permits !== undefined) return 'semaphore';
   if (kind.mode === 'read') return 'read';
   if (kind.mode === 'simple') return 'simple';
-  return 'write';
+  if (kind.mode === 'write' || layout === DEFAULT_LAYOUT) return 'write';
+  return 'exclusive';
+}
+
+/**
+ * The lock a request names, as a lock context tells locks apart: `r<resource>` for a resource in
+ * our layout; else the layout, a NUL, and the zkPath (it starts with `/`) or `r<resource>`.
+ */
+export function lockIdOf(resource: string, layout: LockLayout, zkPath: string | undefined): string {
+  if (layout === DEFAULT_LAYOUT && zkPath === undefined) return `r${resource}`;
+  return `${layout}\u0000${zkPath ?? `r${resource}`}`;
 }
 
 /** Cuts an automatic owner label (a request line, a method name) to a size fit for a lock node. */

@@ -4,6 +4,8 @@ import type { DistributedLockOptions, DistributedLockSpec, LockResource } from '
 import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 import { checkMs } from '../shared/durations.js';
+import { validateLayout } from '../queue/layouts.js';
+import { validateZkPath } from '../zookeeper/paths.js';
 
 /**
  * Takes a distributed lock around a method: controller handlers (HTTP, RPC, WebSocket), provider
@@ -23,6 +25,11 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
   }
   checkMs(options.waitTimeoutMs, '@DistributedLock waitTimeoutMs', { max: Infinity });
   validateLockKind(options, '@DistributedLock ');
+  validateLayout(options.layout, '@DistributedLock layout');
+  if (typeof options.zkPath === 'string') validateZkPath(options.zkPath);
+  else if (options.zkPath !== undefined && typeof options.zkPath !== 'function') {
+    throw new InvalidOptionsError('@DistributedLock zkPath', 'must be an absolute ZooKeeper path or a function of the method arguments returning one');
+  }
   return (target, key, descriptor: PropertyDescriptor) => {
     const original: unknown = descriptor.value;
     if (typeof original !== 'function') {

@@ -1,4 +1,5 @@
 import type { LockKind } from '../recipes/lock-kind.js';
+import type { LockLayout } from '../queue/layouts.js';
 
 /**
  * The resource a method locks: a fixed name, or a function of the method's arguments returning a
@@ -13,6 +14,20 @@ export type LockResource = string | ((...args: any[]) => string | readonly strin
  * the method locks.
  */
 export interface DistributedLockOptions extends LockKind {
+  /**
+   * Whose lock recipe the nodes follow: this library's own, Apache Curator's or kazoo's, to share
+   * the lock with Java or Python services (see LockService.acquire).
+   * @default the module's layout ('nestjs-zk-lock')
+   */
+  layout?: LockLayout;
+  /**
+   * The lock's exact ZooKeeper path, the one the other services use, instead of
+   * `<rootPath>/<encoded resource>`: a path, or a function of the method's arguments returning one
+   * (like the resource). Only for a method that locks one resource.
+   * @default undefined (`<rootPath>/<encoded resource>`)
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches any method's parameters
+  zkPath?: string | ((...args: any[]) => string);
   /**
    * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
    * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.

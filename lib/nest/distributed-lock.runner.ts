@@ -1,7 +1,7 @@
 import { finished, Readable } from 'node:stream';
 import { Logger, StreamableFile } from '@nestjs/common';
 import { isObservable, finalize, type Observable } from 'rxjs';
-import { InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../errors.js';
+import { InvalidOptionsError, InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../errors.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import { runInLockContext } from '../context/lock-context.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
@@ -22,9 +22,10 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
     const waitTimeoutMs = spec.options.waitTimeoutMs ?? (skipWhenBusy ? 0 : undefined);
     let handles: LockHandle[];
     try {
-      const { mode, permits } = spec.options;
+      const { mode, permits, layout } = spec.options;
+      const zkPath = zkPathOf(spec, args, resources);
       handles = await service.acquireAll(
-        resources.map((resource) => ({ resource, mode, permits })),
+        resources.map((resource) => ({ resource, mode, permits, layout, zkPath })),
         { waitTimeoutMs },
       );
     } catch (error) {
@@ -52,6 +53,16 @@ function resourcesOf(spec: DistributedLockSpec, args: unknown[]): readonly strin
     throw new InvalidResourceNameError(named, `the resource function of ${spec.method} must return a string or a non-empty array of strings`);
   }
   return list;
+}
+
+/** The lock's exact path for this call, when the decorator gives one: only for a single resource. */
+function zkPathOf(spec: DistributedLockSpec, args: unknown[], resources: readonly string[]): string | undefined {
+  const { zkPath } = spec.options;
+  if (zkPath === undefined) return undefined;
+  if (resources.length !== 1) {
+    throw new InvalidOptionsError('@DistributedLock zkPath', `${spec.method} locks ${resources.length} resources; a zkPath names one lock`);
+  }
+  return typeof zkPath === 'string' ? zkPath : zkPath(...args);
 }
 
 /**

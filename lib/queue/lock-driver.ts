@@ -1,5 +1,6 @@
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
-import { ENTRY_KIND, type EntryKind, type QueueEntry } from './queue-entry.js';
+import { ENTRY_KIND, type EntryKind, nodePrefix, type QueueEntry, sortQueue } from './queue-entry.js';
+import { type LockLayout, OWN_PARENTS, type ParentModes } from './layouts.js';
 
 /**
  * Whether the entry at `mine` holds now, or which entries it must wait behind (it re-reads the queue
@@ -31,12 +32,44 @@ export type Decision =
  * queue mechanics are shared; a driver only says "may I hold it, and whom do I watch".
  */
 export interface LockDriver {
-  /** The node-name kind letter of this lock type's entries. */
+  /** Whose clients' nodes these are (layouts.ts). */
+  readonly layout: LockLayout;
+  /** The kind of this lock type's entries. */
   readonly kind: EntryKind;
   /** A semaphore's permit count, written into the node name. */
   readonly permits?: number;
+  /** Holders release by writing their node in the delete's transaction (`QueueGrant.grantByWrite`). */
+  readonly grantsByWrite: boolean;
+  /** How the queue's parent and its missing ancestors are created. */
+  readonly parents: ParentModes;
+  /** The name prefix of one attempt's node in a session: ZooKeeper appends the sequence. */
+  prefix(sessionId: string): string;
+  /**
+   * The entries among a parent's children that this lock type queues with, in queue order.
+   * @throws IncompatibleQueueError when the children hold nodes of another layout.
+   */
+  order(children: readonly string[]): QueueEntry[];
   /** @throws IncompatibleQueueError when the queue holds entries this lock type cannot share a queue with. */
   decide(queue: readonly QueueEntry[], mine: number): Decision;
+}
+
+/** Our queue, strict: another layout's nodes on the path are refused. */
+function ownQueue(children: readonly string[]): QueueEntry[] {
+  return sortQueue(children, true);
+}
+
+/** The parts every driver of our own layout shares: names of queue-entry.ts, grants by write for writers. */
+function ownDriver(kind: EntryKind, decide: LockDriver['decide'], permits?: number): LockDriver {
+  return {
+    layout: 'nestjs-zk-lock',
+    kind,
+    permits,
+    grantsByWrite: WRITE_KINDS.has(kind),
+    parents: OWN_PARENTS,
+    prefix: (sessionId) => nodePrefix(kind, sessionId, permits),
+    order: ownQueue,
+    decide,
+  };
 }
 
 const LOCK_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
@@ -69,37 +102,31 @@ function decideWrite(queue: readonly QueueEntry[], mine: number): Decision {
 }
 
 /** The fair exclusive lock (the default). */
-export const exclusiveDriver: LockDriver = { kind: ENTRY_KIND.exclusive, decide: decideWrite };
+export const exclusiveDriver: LockDriver = ownDriver(ENTRY_KIND.exclusive, decideWrite);
 
 /** The write half of the read/write lock: exclusive, and excludes readers too. */
-export const writeDriver: LockDriver = { kind: ENTRY_KIND.write, decide: decideWrite };
+export const writeDriver: LockDriver = ownDriver(ENTRY_KIND.write, decideWrite);
 
 /**
  * A read holds when no write is below it, and watches only the last write below it: when that
  * write goes, every reader it held back may proceed, and no one else wakes.
  */
-export const readDriver: LockDriver = {
-  kind: ENTRY_KIND.read,
-  decide(queue, mine) {
-    assertLockQueue(queue, mine);
-    for (let i = mine - 1; i >= 0; i -= 1) {
-      if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!], grantedByWrite: true };
-    }
-    return { granted: true };
-  },
-};
+export const readDriver: LockDriver = ownDriver(ENTRY_KIND.read, (queue, mine) => {
+  assertLockQueue(queue, mine);
+  for (let i = mine - 1; i >= 0; i -= 1) {
+    if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!], grantedByWrite: true };
+  }
+  return { granted: true };
+});
 
 /**
  * A read taken by the holder of the write lock, in the write's own session: granted at once (the
  * holder excludes everyone else). Writers treat it as still holding the write's place.
  */
-export const downgradeReadDriver: LockDriver = {
-  kind: ENTRY_KIND.downgradeRead,
-  decide(queue, mine) {
-    assertLockQueue(queue, mine);
-    return { granted: true };
-  },
-};
+export const downgradeReadDriver: LockDriver = ownDriver(ENTRY_KIND.downgradeRead, (queue, mine) => {
+  assertLockQueue(queue, mine);
+  return { granted: true };
+});
 
 /**
  * Up to `permits` holders, first come, first served. The first waiter watches every holder (any
@@ -108,10 +135,9 @@ export const downgradeReadDriver: LockDriver = {
  * is now first in line; nobody else wakes.
  */
 export function semaphoreDriver(permits: number): LockDriver {
-  return {
-    kind: ENTRY_KIND.semaphore,
-    permits,
-    decide(queue, mine) {
+  return ownDriver(
+    ENTRY_KIND.semaphore,
+    (queue, mine) => {
       for (const entry of queue.slice(0, mine)) {
         if (entry.kind !== ENTRY_KIND.semaphore) {
           throw new IncompatibleQueueError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
@@ -128,5 +154,6 @@ export function semaphoreDriver(permits: number): LockDriver {
       if (mine === permits) return { granted: false, watch: queue.slice(0, permits) };
       return { granted: false, watch: [queue[mine - 1]!], pokable: true };
     },
-  };
+    permits,
+  );
 }

@@ -9,6 +9,7 @@ import {
 } from '../zookeeper/zk-errors.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
+import type { ParentModes } from './layouts.js';
 import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { NodeRemover } from './node-remover.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
@@ -103,7 +104,7 @@ export class LockInternals implements WaiterHost {
         await listed;
         if (error instanceof ZkNoNodeError) {
           waiter.createSent = false; // refused: nothing was created
-          await this.ensureParent(session, parent, stop);
+          await this.ensureParent(session, parent, waiter.driver.parents, stop);
           continue;
         }
         if (error instanceof ZkNoChildrenForEphemeralsError) {
@@ -131,18 +132,19 @@ export class LockInternals implements WaiterHost {
   }
 
   /**
-   * Creates the lock's parent (a container, reaped by ZooKeeper when empty), and rootPath (persistent)
-   * only when that fails for want of it: a new name usually costs the one create.
+   * Creates the lock's parent (in our layout a container, reaped by ZooKeeper when empty), and its
+   * ancestors (rootPath: persistent) only when that fails for want of them: a new name usually costs
+   * the one create. Foreign layouts create them as their own clients do.
    */
-  private async ensureParent(session: ZkSessionApi, parent: string, stop: AbortSignal): Promise<void> {
+  private async ensureParent(session: ZkSessionApi, parent: string, modes: ParentModes, stop: AbortSignal): Promise<void> {
     try {
-      await createIfMissing(session, parent, 'CONTAINER', stop, this.acl);
+      await createIfMissing(session, parent, modes.parent, stop, this.acl);
       return;
     } catch (error) {
       if (!(error instanceof ZkNoNodeError)) throw error;
     }
-    await this.ensureRoot(session, stop);
-    await createIfMissing(session, parent, 'CONTAINER', stop, this.acl);
+    for (const ancestor of pathPrefixes(parent).slice(0, -1)) await createIfMissing(session, ancestor, modes.ancestors, stop, this.acl);
+    await createIfMissing(session, parent, modes.parent, stop, this.acl);
   }
 
   /** Creates rootPath and its ancestors where missing (persistent, with the configured ACL). */

@@ -7,6 +7,9 @@
  * caught from the listing alone.
  */
 
+import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
+import { type NodeStyle, OWN_NAME, styleAdvice, styleOf } from './layouts.js';
+
 /**
  * The kinds of queue entries. Exclusive and write entries behave alike (a write lock is an exclusive
  * lock that readers queue behind); a downgrade read is a read taken by the holder of a write lock,
@@ -40,11 +43,10 @@ export function nodePrefix(kind: EntryKind, sessionId: string, permits?: number)
 
 /** The digits ZooKeeper appends to a sequential node's name. */
 export const SEQUENCE_DIGITS = 10;
-const NODE_NAME = /^([a-z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
 
 /** Parses a child name; names that are not lock nodes (someone else's files) give undefined. */
 export function parseEntry(name: string): QueueEntry | undefined {
-  const match = NODE_NAME.exec(name);
+  const match = OWN_NAME.exec(name);
   if (!match) return undefined;
   return {
     name,
@@ -55,12 +57,31 @@ export function parseEntry(name: string): QueueEntry | undefined {
   };
 }
 
-/** The lock nodes among a parent's children, in queue order (by sequence). */
-export function sortQueue(children: readonly string[]): QueueEntry[] {
+/**
+ * The lock nodes among a parent's children, in queue order (by sequence). Other names are someone
+ * else's files and are skipped, except lock nodes of another layout (`strict`): they would not wait
+ * for ours, nor ours for them.
+ * @throws IncompatibleQueueError with `strict`, for a lock node of another layout.
+ */
+export function sortQueue(children: readonly string[], strict = false): QueueEntry[] {
   const entries: QueueEntry[] = [];
   for (const name of children) {
     const entry = parseEntry(name);
     if (entry) entries.push(entry);
+    else if (strict) refuseForeign(name, 'nestjs-zk-lock');
   }
   return entries.sort((a, b) => a.sequence - b.sequence);
+}
+
+/**
+ * Throws when `name` is a lock node of a style other than `own`.
+ * @throws IncompatibleQueueError naming the clients that made it and the layout that shares with them.
+ */
+export function refuseForeign(name: string, own: NodeStyle): void {
+  const style = styleOf(name);
+  if (style !== undefined && style !== own) {
+    throw new IncompatibleQueueError(
+      `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this lock's; give every client of the path the same layout`,
+    );
+  }
 }

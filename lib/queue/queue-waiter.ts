@@ -13,7 +13,7 @@ import { ZkConnectionLossError, ZkSessionLostError } from '../zookeeper/zk-error
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import type { LockDriver } from './lock-driver.js';
-import { ENTRY_KIND, nodePrefix, sortQueue, SEQUENCE_DIGITS } from './queue-entry.js';
+import { SEQUENCE_DIGITS } from './queue-entry.js';
 import { queueToken } from './fencing-token.js';
 import { mayAbort } from './stopper.js';
 import type { QueueGrant, QueueSink, WaiterView, WaiterHost, WaiterSpec } from './queue.types.js';
@@ -35,7 +35,7 @@ function nextStep(
   parent: string,
 ): Step {
   attempt.queueZxid = list.stat.czxid;
-  const queue = sortQueue(list.children);
+  const queue = driver.order(list.children);
   const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
   if (ours.length === 0) {
     // Our node vanished while the session lives: deleted by hand, or its parent re-created.
@@ -61,8 +61,6 @@ function nextStep(
   };
 }
 
-/** The entries whose holders release by writing their node first (QueueGrant.grantByWrite). */
-const GRANT_BY_WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 /** `run` starts with a session (a new attempt)... */
 const FRESH = Symbol('fresh');
 /** ...or after a watched node changed: list the queue again... */
@@ -103,7 +101,7 @@ export class QueueWaiter implements WaiterView {
   private grantedByWrite: boolean;
 
   readonly parent: string;
-  private readonly driver: LockDriver;
+  readonly driver: LockDriver;
   readonly data: Buffer;
   readonly stop: AbortSignal;
   private readonly tryOnly: boolean;
@@ -132,7 +130,7 @@ export class QueueWaiter implements WaiterView {
     this.grantedByWrite = false;
   }
 
-  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  /** The driver's prefix for this attempt (`<kind>-<session id>-<nonce>-` in our layout): every node it creates starts with it. */
   get prefix(): string {
     return this.ownPrefix ?? this.node!.slice(0, -SEQUENCE_DIGITS);
   }
@@ -169,7 +167,7 @@ export class QueueWaiter implements WaiterView {
         }
         this.session = session;
         this.node = undefined;
-        this.ownPrefix = nodePrefix(this.driver.kind, session.id, this.driver.permits);
+        this.ownPrefix = this.driver.prefix(session.id);
         this.createSent = false;
         resume = FRESH;
       }
@@ -223,7 +221,7 @@ export class QueueWaiter implements WaiterView {
       path: `${this.parent}/${mine}`,
       fencingToken: this.inheritedToken ?? queueToken(this.host.tokenEpoch, this.queueZxid, mine),
       queueId: String(this.queueZxid),
-      grantByWrite: grantByWrite && GRANT_BY_WRITE_KINDS.has(this.driver.kind),
+      grantByWrite: grantByWrite && this.driver.grantsByWrite,
     };
   }
 

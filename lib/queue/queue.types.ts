@@ -52,7 +52,7 @@ export interface QueueSink {
 
 /** One acquire, as a recipe asks the queue for it. */
 export interface WaiterSpec {
-  /** The queue's parent node: `<rootPath>/<encoded resource>`. */
+  /** The queue's parent node: `<rootPath>/<encoded resource>`, or the lock's `zkPath`. */
   readonly parent: string;
   /** Says, from a listing, whether the entry holds and whom it watches otherwise. */
   readonly driver: LockDriver;
@@ -69,9 +69,11 @@ export interface WaiterSpec {
 /** A waiter as the queue internals see it while creating its node and while it waits. */
 export interface WaiterView {
   readonly parent: string;
+  /** Names its node, and says how the parent is created. */
+  readonly driver: LockDriver;
   readonly data: Buffer;
   readonly stop: AbortSignal;
-  /** `<kind>-<session id>-<nonce>-`: every node this attempt creates starts with it. */
+  /** Every node this attempt creates starts with it (`<kind>-<session id>-<nonce>-` in our layout). */
   readonly prefix: string;
   /** Our node's name, once known. */
   mine: string | undefined;

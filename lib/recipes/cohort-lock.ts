@@ -24,7 +24,7 @@ export interface CohortOptions {
 export const DEFAULT_COHORT = { maxHandoffs: 16, maxHoldMs: 50 } as const;
 
 /** An exclusive queue recipe (FairLock, ReadWriteLock.write) a cohort can stand in front of. */
-export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): string };
+export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): string; pathFor(resource: string, zkPath: string | undefined): string };
 
 /**
  * The cohort queue: callers of one process that want the same exclusive lock queue here, first
@@ -42,8 +42,9 @@ export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): stri
  * caller of the process queues behind it, locally.
  */
 export class CohortLock implements LockRecipe, CohortSettings {
+  /** By the lock's path (a resource's, or a `zkPath`). */
   private readonly cohorts = new Map<string, Cohort>();
-  /** Resources that one caller of this process waits for or holds on a node of its own. */
+  /** Paths of locks that one caller of this process waits for or holds on a node of its own. */
   private readonly alone = new Set<string>();
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
@@ -68,28 +69,30 @@ export class CohortLock implements LockRecipe, CohortSettings {
   }
 
   /** Callers of this process waiting for `resource` in its cohort queue. */
-  localWaiters(resource: string): number {
-    return this.cohorts.get(resource)?.waiting ?? 0;
+  localWaiters(resource: string, zkPath?: string): number {
+    return this.cohorts.get(this.inner.pathFor(resource, zkPath))?.waiting ?? 0;
   }
 
   private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     return rejectOnThrow(() => {
-      let cohort = this.cohorts.get(resource);
-      if (!cohort && !this.alone.has(resource)) return this.takeAlone(resource, options, tryOnly);
+      // Refuses a name or zkPath that cannot be a lock, before anything queues.
+      const path = this.inner.pathFor(resource, options.zkPath);
+      let cohort = this.cohorts.get(path);
+      if (!cohort && !this.alone.has(path)) return this.takeAlone(path, resource, options, tryOnly);
       if (!cohort) {
         // Wanted by another caller of this process: not free right now.
         if (tryOnly || options.waitTimeoutMs === 0) return busy(resource, tryOnly);
-        cohort = this.startCohort(resource);
+        cohort = this.startCohort(path, resource, options.zkPath);
       }
       return cohort.acquire(options, tryOnly);
     });
   }
 
-  /** The only caller of the process on `resource`: its own node, marked until it has no lock. */
-  private takeAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  /** The only caller of the process on the lock at `path`: its own node, marked until it has no lock. */
+  private takeAlone(path: string, resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     const { onEnd, onNoLock } = options;
     const ended = (): void => {
-      this.alone.delete(resource);
+      this.alone.delete(path);
     };
     // Field by field, not `...options`: the spread of the caller's options object cost about 8 µs of
     // CPU per uncontended acquire against a real session (V8's object-clone path; measured with a
@@ -99,10 +102,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
       waitTimeoutMs: options.waitTimeoutMs,
       signal: options.signal,
       data: options.data,
+      zkPath: options.zkPath,
       onEnd: onEnd ? (lock) => (ended(), onEnd(lock)) : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
     };
-    this.alone.add(resource);
+    this.alone.add(path);
     try {
       return tryOnly ? this.inner.tryAcquire(resource, own) : this.inner.acquire(resource, own);
     } catch (error) {
@@ -111,12 +115,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
     }
   }
 
-  private startCohort(resource: string): Cohort {
-    this.inner.pathOf(resource); // refuses a name that cannot be a lock, before anything queues
-    const created: Cohort = new Cohort(resource, this, () => {
-      if (this.cohorts.get(resource) === created) this.cohorts.delete(resource);
+  private startCohort(path: string, resource: string, zkPath: string | undefined): Cohort {
+    const created: Cohort = new Cohort(resource, zkPath, this, () => {
+      if (this.cohorts.get(path) === created) this.cohorts.delete(path);
     });
-    this.cohorts.set(resource, created);
+    this.cohorts.set(path, created);
     return created;
   }
 }

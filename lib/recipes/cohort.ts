@@ -64,6 +64,8 @@ export class Cohort implements NodeRelease {
 
   constructor(
     private readonly resource: string,
+    /** The lock's exact path, when the callers gave one. */
+    private readonly zkPath: string | undefined,
     private readonly owner: CohortSettings,
     private readonly forget: () => void,
   ) {}
@@ -109,7 +111,7 @@ export class Cohort implements NodeRelease {
     // acquire runs; for one that cannot, nothing will ever stop it, and it costs no AbortController.
     const taking: TakeControl = first.stopper ? new AbortController() : { signal: undefined, abort: () => undefined };
     this.taking = taking;
-    const options = { data: first.options.data, signal: taking.signal };
+    const options = { data: first.options.data, signal: taking.signal, zkPath: this.zkPath };
     const { inner } = this.owner;
     const grab = !first.noWait
       ? inner.acquire(this.resource, options)

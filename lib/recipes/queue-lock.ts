@@ -29,6 +29,11 @@ export class QueueLock implements LockRecipe {
     return this.runtime.pathOf(resource);
   }
 
+  /** The znode of one acquire's queue: its `zkPath` (checked), else the resource's. */
+  pathFor(resource: string, zkPath: string | undefined): string {
+    return this.runtime.pathFor(resource, zkPath);
+  }
+
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
     return rejectOnThrow(() => this.take(resource, options, false) as Promise<HeldLock>); // never null when not tryOnly
   }
@@ -41,7 +46,7 @@ export class QueueLock implements LockRecipe {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      runtime.queue.start({ parent: runtime.pathOf(resource), driver: this.driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
+      runtime.queue.start({ parent: runtime.pathFor(resource, options.zkPath), driver: this.driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
     );
   }
 }
@@ -92,12 +97,13 @@ class DowngradeLock extends QueueLock {
   }
 
   async takeUnder(writeLock: HeldLock, options: RecipeAcquireOptions): Promise<HeldLock> {
-    const parent = `${this.pathOf(writeLock.resource)}/`;
-    const kind = writeLock.path.slice(parent.length, parent.length + 2);
-    if (!writeLock.path.startsWith(parent) || (kind !== `${ENTRY_KIND.write}-` && kind !== `${ENTRY_KIND.exclusive}-`)) {
+    // The read queues in the write's own queue, wherever that is (a resource's, or a zkPath).
+    const cut = writeLock.path.lastIndexOf('/');
+    const kind = writeLock.path.slice(cut + 1, cut + 3);
+    if (kind !== `${ENTRY_KIND.write}-` && kind !== `${ENTRY_KIND.exclusive}-`) {
       throw new InvalidOptionsError(
         'writeLock',
-        `downgrade needs a write or exclusive lock of this lock's own queue (${parent.slice(0, -1)}), got ${writeLock.path}`,
+        `downgrade needs a write or exclusive lock of this library's own layout, got ${writeLock.path}`,
       );
     }
     if (!writeLock.isHeld()) throw lostReason(writeLock);
@@ -105,7 +111,8 @@ class DowngradeLock extends QueueLock {
     // caller of this process nor grant it by write in ZooKeeper (the next entry must list, and see the read).
     writeLock.pinNode();
     try {
-      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock);
+      const zkPath = writeLock.path.slice(0, cut);
+      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined, zkPath }, false, writeLock);
       if (!writeLock.isHeld() && lock) {
         // The write ended while the read was being created: the read's place is not guaranteed.
         await lock.release().catch(() => undefined);

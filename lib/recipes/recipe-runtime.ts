@@ -1,5 +1,5 @@
 import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
-import { encodeResource, validateRootPath } from '../zookeeper/paths.js';
+import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
 import { HeldLock } from './held-lock.js';
@@ -57,6 +57,12 @@ export interface RecipeAcquireOptions {
    */
   data?: Buffer;
   /**
+   * The lock's exact ZooKeeper path, instead of `<rootPath>/<encoded resource>`: the path other
+   * services (Curator, kazoo) use for the same lock. The resource is then only the lock's label.
+   * @default undefined (`<rootPath>/<encoded resource>`)
+   */
+  zkPath?: string;
+  /**
    * Told once when the returned handle is released or lost.
    * @default undefined
    */
@@ -110,6 +116,11 @@ export class RecipeRuntime {
   /** The znode of a resource (its queue's parent, or the simple lock's node). */
   pathOf(resource: string): string {
     return `${this.rootPath}/${encodeResource(resource)}`;
+  }
+
+  /** The znode of one acquire: its `zkPath` (checked), else the resource's. */
+  pathFor(resource: string, zkPath: string | undefined): string {
+    return zkPath === undefined ? this.pathOf(resource) : validateZkPath(zkPath);
   }
 
   /** The node data to store, checked against the cap. */

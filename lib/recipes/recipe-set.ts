@@ -3,12 +3,28 @@ import type { HeldLock } from './held-lock.js';
 import { type LockInspection, inspectLock } from './inspect.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
-import { FairLock, ReadWriteLock, Semaphore } from './queue-lock.js';
+import { FairLock, QueueLock, ReadWriteLock, Semaphore } from './queue-lock.js';
+import { InvalidOptionsError } from '../errors.js';
+import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
+import {
+  curatorMutexDriver,
+  curatorReadDriver,
+  curatorWriteDriver,
+  kazooLockDriver,
+  kazooReadDriver,
+  kazooWriteDriver,
+} from '../queue/foreign-drivers.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
 import { SimpleLock } from './simple-lock.js';
 import { CohortLock, type CohortOptions } from './cohort-lock.js';
 
 export interface RecipeSetOptions extends RecipeOptions {
+  /**
+   * The layout of locks whose acquire does not say: this library's own, or Apache Curator's or
+   * kazoo's recipes, to share locks with Java or Python services.
+   * @default 'nestjs-zk-lock'
+   */
+  layout?: LockLayout;
   /**
    * The cohort queue for exclusive and write locks: callers of this process that want the same
    * lock share one ZooKeeper node and pass the lock between them locally (bounded when others
@@ -19,7 +35,19 @@ export interface RecipeSetOptions extends RecipeOptions {
 }
 
 
-/** Every recipe of one client, sharing one runtime: what LockService picks from by mode. */
+/** The queue recipes of one foreign layout (see layouts.ts). */
+interface ForeignRecipes {
+  readonly exclusive: LockRecipe;
+  readonly write: LockRecipe;
+  readonly read: LockRecipe;
+}
+
+const FOREIGN_DRIVERS = {
+  curator: { exclusive: curatorMutexDriver, write: curatorWriteDriver, read: curatorReadDriver },
+  kazoo: { exclusive: kazooLockDriver, write: kazooWriteDriver, read: kazooReadDriver },
+} as const;
+
+/** Every recipe of one client, sharing one runtime: what LockService picks from by mode and layout. */
 export class RecipeSet {
   readonly runtime: RecipeRuntime;
   readonly fair: FairLock;
@@ -29,20 +57,34 @@ export class RecipeSet {
   readonly exclusive: LockRecipe;
   readonly write: LockRecipe;
   private readonly semaphores = new Map<number, Semaphore>();
+  /** The layout of acquires that do not say. */
+  readonly layout: LockLayout;
+  private readonly cohort: CohortOptions | false;
+  private readonly foreign = new Map<LockLayout, ForeignRecipes>();
 
   constructor(sessions: SessionSource, options: RecipeSetOptions = {}) {
+    this.layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;
     this.runtime = new RecipeRuntime(sessions, options);
     this.fair = new FairLock(this.runtime);
     this.readWrite = new ReadWriteLock(this.runtime);
     this.simple = new SimpleLock(this.runtime);
-    const cohort = options.cohort ?? {};
-    const report = (error: unknown): void => this.runtime.remover.report(error);
-    this.exclusive = cohort === false ? this.fair : new CohortLock(this.fair, cohort, report);
-    this.write = cohort === false ? this.readWrite.write : new CohortLock(this.readWrite.write, cohort, report);
+    this.cohort = options.cohort ?? {};
+    this.exclusive = this.withCohort(this.fair);
+    this.write = this.withCohort(this.readWrite.write);
   }
 
-  /** The recipe for a mode or a semaphore's permits (validated). */
-  recipeFor(kind: LockKind): LockRecipe {
+  /** The cohort queue in front of an exclusive queue recipe, unless it is off. */
+  private withCohort(recipe: QueueLock): LockRecipe {
+    const { cohort } = this;
+    return cohort === false ? recipe : new CohortLock(recipe, cohort, (error) => this.runtime.remover.report(error));
+  }
+
+  /**
+   * The recipe for a mode or a semaphore's permits (validated), in `layout`.
+   * @throws InvalidOptionsError for a kind the layout's own clients do not have.
+   */
+  recipeFor(kind: LockKind, layout: LockLayout = this.layout): LockRecipe {
+    if (layout !== DEFAULT_LAYOUT) return this.foreignRecipe(kind, layout);
     if (kind.permits !== undefined) {
       const permits = validatePermits(kind.permits);
       let semaphore = this.semaphores.get(permits);
@@ -62,6 +104,24 @@ export class RecipeSet {
       default:
         return this.exclusive;
     }
+  }
+
+  private foreignRecipe(kind: LockKind, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>): LockRecipe {
+    if (kind.permits !== undefined || kind.mode === 'simple') {
+      const what = kind.permits !== undefined ? 'a semaphore' : "mode 'simple'";
+      throw new InvalidOptionsError('layout', `${what} is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write'`);
+    }
+    let recipes = this.foreign.get(layout);
+    if (!recipes) {
+      const drivers = FOREIGN_DRIVERS[layout];
+      recipes = {
+        exclusive: this.withCohort(new QueueLock(this.runtime, drivers.exclusive)),
+        write: this.withCohort(new QueueLock(this.runtime, drivers.write)),
+        read: new QueueLock(this.runtime, drivers.read),
+      };
+      this.foreign.set(layout, recipes);
+    }
+    return recipes[kind.mode === 'read' || kind.mode === 'write' ? kind.mode : 'exclusive'];
   }
 
   /** A read lock under a held write or exclusive lock. */

@@ -38,7 +38,7 @@ export class SimpleLock implements LockRecipe {
   }
 
   private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
-    const path = this.runtime.pathOf(resource);
+    const path = this.runtime.pathFor(resource, options.zkPath);
     const data = this.runtime.dataOf(options);
     return this.runtime.take(resource, options, tryOnly, (stop, noWait, sink) => {
       this.grab(path, data, stop, noWait).then(

@@ -8,7 +8,18 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
-import { type AcquireOptions, checkRequest, type LockRequest, type LockTarget, validateWaitTimeout } from '../context/lock-request.js';
+import {
+  type AcquireOptions,
+  checkRequest,
+  lockIdOf,
+  type LockPlacement,
+  type LockRequest,
+  type LockTarget,
+  type RequestDefaults,
+  validateWaitTimeout,
+} from '../context/lock-request.js';
+import { validateLayout } from '../queue/layouts.js';
+import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
@@ -46,7 +57,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly connection: ZkLockConnection;
   private readonly ownsConnection: boolean;
   private readonly recipes: RecipeSet;
-  private readonly defaultWaitTimeoutMs: number | undefined;
+  /** What a request that does not say gets. */
+  private readonly defaults: RequestDefaults;
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
   private readonly shutdown: LockServiceShutdown;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
@@ -58,7 +70,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     if (options === null || typeof options !== 'object') {
       throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
     }
-    this.defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
+    const defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
     const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
     this.shutdown = new LockServiceShutdown(shutdownGraceMs, !this.ownsConnection, this.logger);
@@ -75,8 +87,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       connectWaitMs: this.connection.connectTimeoutMs,
       tokenEpoch: options.tokenEpoch,
       cohort: options.cohort,
+      layout: options.layout,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
+    this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
     this.reentrantLocks = new ReentrantLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
@@ -161,7 +175,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   async acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
     const requests = this.canonicalOrder(targets, options);
-    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaultWaitTimeoutMs;
+    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaults.waitTimeoutMs;
     const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
     const handles: LockHandle[] = [];
     try {
@@ -209,10 +223,13 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /**
    * The lock the current request or decorated call holds on `resource` (its signal and fencing
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
-   * With several held (a write and its downgraded read), the write comes first.
+   * With several held (a write and its downgraded read), the write comes first. A lock taken with a
+   * layout or zkPath is found by the same `placement`.
    */
-  heldLock(resource: string): HeldLockInfo | undefined {
-    return this.reentrantLocks.held(currentLockContext(), resource);
+  heldLock(resource: string, placement: LockPlacement = {}): HeldLockInfo | undefined {
+    const layout = validateLayout(placement.layout) ?? this.defaults.layout;
+    const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
+    return this.reentrantLocks.held(currentLockContext(), lockIdOf(resource, layout, zkPath));
   }
 
   /**
@@ -269,22 +286,38 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return rejectOnThrow(() => this.obtain(this.requestOf(resource, options, options), tryOnly));
   }
 
-  private requestOf(resource: string, kind: LockKind, options: AcquireOptions): LockRequest {
-    return checkRequest(resource, kind, options, this.defaultWaitTimeoutMs);
+  private requestOf(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions): LockRequest {
+    return checkRequest(resource, kind, options, this.defaults);
   }
 
+  /**
+   * The targets checked, each lock once, sorted by their ZooKeeper paths: every process orders the
+   * same locks alike, however it names them (a resource, or the zkPath of the same node).
+   */
   private canonicalOrder(targets: readonly LockTarget[], options: AcquireOptions): LockRequest[] {
-    const byResource = new Map<string, LockRequest>();
+    if (options.zkPath !== undefined) {
+      throw new InvalidOptionsError('zkPath', 'acquireAll takes each lock\'s zkPath in its target ({ resource, zkPath }), not in the options of all');
+    }
+    const byLock = new Map<string, { request: LockRequest; path: string }>();
     for (const target of targets) {
       const { resource, ...kind } = typeof target === 'string' ? { resource: target } : target;
-      const request = this.requestOf(resource, { mode: kind.mode ?? options.mode, permits: kind.permits ?? options.permits }, options);
-      const seen = byResource.get(resource);
-      if (seen && (seen.slot !== request.slot || seen.kind.permits !== request.kind.permits)) {
+      const request = this.requestOf(
+        resource,
+        {
+          mode: kind.mode ?? options.mode,
+          permits: kind.permits ?? options.permits,
+          layout: kind.layout ?? options.layout,
+          zkPath: kind.zkPath,
+        },
+        options,
+      );
+      const seen = byLock.get(request.lockId);
+      if (seen && (seen.request.slot !== request.slot || seen.request.kind.permits !== request.kind.permits)) {
         throw new InvalidOptionsError('resources', `"${resource}" is asked for twice, with different modes or permits`);
       }
-      byResource.set(resource, request);
+      byLock.set(request.lockId, { request, path: this.recipes.runtime.pathFor(resource, request.zkPath) });
     }
-    return [...byResource.values()].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    return [...byLock.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(({ request }) => request);
   }
 
   /** The lock context answers, or takes a new lock from ZooKeeper; observed, when events are. */

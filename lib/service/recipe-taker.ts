@@ -44,8 +44,14 @@ export class RecipeTaker implements LockTaker {
       const { recipes, shutdown } = this;
       const data = this.nodeData(owner);
       if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
-      const recipe = recipes.recipeFor(request.kind);
-      const options = { waitTimeoutMs: request.waitTimeoutMs, signal: shutdown.waitSignal(request.signal), data, onEnd: shutdown.forget };
+      const recipe = recipes.recipeFor(request.kind, request.layout);
+      const options = {
+        waitTimeoutMs: request.waitTimeoutMs,
+        signal: shutdown.waitSignal(request.signal),
+        data,
+        zkPath: request.zkPath,
+        onEnd: shutdown.forget,
+      };
       return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
     });
   }

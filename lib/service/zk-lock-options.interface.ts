@@ -1,4 +1,5 @@
 import type { CohortOptions } from '../recipes/cohort-lock.js';
+import type { LockLayout } from '../queue/layouts.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
 import type { ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
@@ -14,6 +15,12 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * @default '/locks'
    */
   rootPath?: string;
+  /**
+   * The layout of every lock whose acquire does not say: this library's own, or Apache Curator's or
+   * kazoo's lock recipes, to share locks with Java or Python services on the same paths.
+   * @default 'nestjs-zk-lock'
+   */
+  layout?: LockLayout;
   /**
    * How long `acquire` and `withLock` wait when the call does not say, in ms. Absent: wait forever.
    * @default undefined (wait forever)

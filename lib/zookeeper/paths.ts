@@ -68,27 +68,43 @@ export function decodeResource(component: string): string {
  * @throws InvalidOptionsError naming `rootPath`.
  */
 export function validateRootPath(rootPath: unknown, option = 'rootPath'): string {
-  if (typeof rootPath !== 'string' || !rootPath.startsWith('/')) {
-    throw new InvalidOptionsError(option, `must be an absolute ZooKeeper path such as "/locks", got ${shown(rootPath)}`);
+  const problem = pathProblem(rootPath, 'such as "/locks"');
+  if (problem) throw new InvalidOptionsError(option, problem);
+  return rootPath as string;
+}
+
+/**
+ * Checks a lock's exact ZooKeeper path (`zkPath`) as strictly as a root path, and its length as a
+ * resource name's.
+ * @throws InvalidResourceNameError saying what is wrong.
+ */
+export function validateZkPath(zkPath: unknown): string {
+  const problem = pathProblem(zkPath, 'such as "/services/billing/locks/invoice"');
+  if (problem) throw new InvalidResourceNameError(zkPath, `zkPath ${problem}`);
+  const bytes = Buffer.byteLength(zkPath as string, 'utf8');
+  if (bytes > MAX_ZK_PATH_BYTES) {
+    throw new InvalidResourceNameError(zkPath, `zkPath is ${bytes} bytes in UTF-8 and the limit is ${MAX_ZK_PATH_BYTES}`);
   }
-  if (rootPath === '/') {
-    throw new InvalidOptionsError(option, 'must not be "/": give the locks a path of their own, such as "/locks"');
-  }
-  if (rootPath.endsWith('/')) {
-    throw new InvalidOptionsError(option, `must not end with "/", got ${shown(rootPath)}`);
-  }
-  for (const segment of rootPath.slice(1).split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') {
-      throw new InvalidOptionsError(option, `has an empty, "." or ".." segment: ${shown(rootPath)}`);
-    }
+  return zkPath as string;
+}
+
+/** Longest `zkPath` accepted, in UTF-8 bytes (a resource name's limit and room for a root). */
+export const MAX_ZK_PATH_BYTES = 1024;
+
+/** What is wrong with an absolute path given by a caller, or undefined. */
+function pathProblem(path: unknown, example: string): string | undefined {
+  if (typeof path !== 'string' || !path.startsWith('/')) return `must be an absolute ZooKeeper path ${example}, got ${shown(path)}`;
+  if (path === '/') return `must not be "/": give it a path of its own, ${example}`;
+  if (path.endsWith('/')) return `must not end with "/", got ${shown(path)}`;
+  if (!path.isWellFormed()) return `contains a lone UTF-16 surrogate, which has no UTF-8 form: ${shown(path)}`;
+  for (const segment of path.slice(1).split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') return `has an empty, "." or ".." segment: ${shown(path)}`;
     if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(segment)) {
-      throw new InvalidOptionsError(option, `contains a character ZooKeeper refuses in paths: ${shown(rootPath)}`);
-    }
-    if (segment === 'zookeeper' && rootPath.startsWith('/zookeeper')) {
-      throw new InvalidOptionsError(option, 'must not be under /zookeeper, which ZooKeeper reserves for itself');
+      return `contains a character ZooKeeper refuses in paths: ${shown(path)}`;
     }
   }
-  return rootPath;
+  if (path === '/zookeeper' || path.startsWith('/zookeeper/')) return 'must not be under /zookeeper, which ZooKeeper reserves for itself';
+  return undefined;
 }
 
 /** The ancestors of an absolute path, shortest first: `/a/b/c` gives `/a`, `/a/b`, `/a/b/c`. */

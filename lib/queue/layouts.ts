@@ -1,0 +1,73 @@
+/**
+ * Lock layouts: how the lock nodes under one path are named, and so which other clients can share
+ * the lock.
+ * - `'nestjs-zk-lock'` (the default): this library's own names (queue-entry.ts); no other client
+ *   reads them.
+ * - `'curator'`: Apache Curator's recipes (`InterProcessMutex`, `InterProcessReadWriteLock`), so a
+ *   Java service on Curator and this one exclude each other on one path.
+ * - `'kazoo'`: kazoo's recipes (`Lock`, `WriteLock`, `ReadLock`), for Python services.
+ *
+ * Every layout refuses a path that holds nodes of another known layout: two styles on one path do
+ * not exclude each other (each side sorts or skips the other's nodes), so both would hold.
+ */
+import { InvalidOptionsError, shown } from '../errors.js';
+
+export type LockLayout = 'nestjs-zk-lock' | 'curator' | 'kazoo';
+
+export const DEFAULT_LAYOUT = 'nestjs-zk-lock' satisfies LockLayout;
+
+const LAYOUTS = new Set<string>(['nestjs-zk-lock', 'curator', 'kazoo']);
+
+/** Checks a `layout` option; undefined stays undefined (the default applies). */
+export function validateLayout(value: unknown, option = 'layout'): LockLayout | undefined {
+  if (value === undefined || LAYOUTS.has(value as string)) return value as LockLayout | undefined;
+  throw new InvalidOptionsError(option, `must be 'nestjs-zk-lock' (the default), 'curator' or 'kazoo', got ${shown(value)}`);
+}
+
+/** How a queue's parent and its missing ancestors are created, as each layout's own clients do. */
+export interface ParentModes {
+  readonly parent: 'CONTAINER' | 'PERSISTENT';
+  readonly ancestors: 'CONTAINER' | 'PERSISTENT';
+}
+
+/** Ours: the lock's parent is a container (reaped when empty); rootPath and above persist. */
+export const OWN_PARENTS: ParentModes = { parent: 'CONTAINER', ancestors: 'PERSISTENT' };
+/** Curator's `creatingParentContainersIfNeeded`: every missing ancestor is a container. */
+export const CURATOR_PARENTS: ParentModes = { parent: 'CONTAINER', ancestors: 'CONTAINER' };
+/** kazoo's `ensure_path`: persistent nodes. */
+export const KAZOO_PARENTS: ParentModes = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' };
+
+/** Which known style a child name has: the clients whose nodes it is. */
+export type NodeStyle = 'nestjs-zk-lock' | 'curator-mutex' | 'curator-read-write' | 'kazoo';
+
+/** Our names (see queue-entry.ts). */
+export const OWN_NAME = /^([a-z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
+/** Curator's InterProcessMutex (`_c_<uuid>-lock-<seq>`, or `lock-<seq>` unprotected); also kazoo nodes named the Curator way. */
+const CURATOR_MUTEX_NAME = /lock-\d{10}$/;
+/** Curator's InterProcessReadWriteLock (`_c_<uuid>-__READ__<seq>` / `__WRIT__`). */
+const CURATOR_RW_NAME = /__(?:READ|WRIT)__\d{10}$/;
+/** kazoo's Lock, WriteLock (`<hex>__lock__<seq>`) and ReadLock (`__rlock__`). */
+const KAZOO_NAME = /__r?lock__-?\d{10}$/;
+
+/** The style of a child name; undefined for a name no known client makes. */
+export function styleOf(name: string): NodeStyle | undefined {
+  if (CURATOR_RW_NAME.test(name)) return 'curator-read-write';
+  if (KAZOO_NAME.test(name)) return 'kazoo';
+  if (OWN_NAME.test(name)) return 'nestjs-zk-lock';
+  if (CURATOR_MUTEX_NAME.test(name)) return 'curator-mutex';
+  return undefined;
+}
+
+/** What to tell a caller whose path holds nodes of `style`. */
+export function styleAdvice(style: NodeStyle): string {
+  switch (style) {
+    case 'nestjs-zk-lock':
+      return "this library's own layout (layout: 'nestjs-zk-lock')";
+    case 'curator-mutex':
+      return "Curator's InterProcessMutex (layout: 'curator', mode 'exclusive')";
+    case 'curator-read-write':
+      return "Curator's InterProcessReadWriteLock (layout: 'curator', mode 'read' or 'write')";
+    case 'kazoo':
+      return "kazoo's Lock, WriteLock or ReadLock (layout: 'kazoo')";
+  }
+}
