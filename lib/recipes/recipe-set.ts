@@ -5,6 +5,7 @@ import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, QueueLock, ReadWriteLock, Semaphore } from './queue-lock.js';
 import { InvalidOptionsError } from '../errors.js';
+import { LEASE_POOLS, LeasePool } from './lease-pool.js';
 import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
 import {
   curatorMutexDriver,
@@ -61,6 +62,8 @@ export class RecipeSet {
   readonly layout: LockLayout;
   private readonly cohort: CohortOptions | false;
   private readonly foreign = new Map<LockLayout, ForeignRecipes>();
+  /** Curator's and kazoo's semaphores, by layout and permits. */
+  private readonly leasePools = new Map<string, LeasePool>();
 
   constructor(sessions: SessionSource, options: RecipeSetOptions = {}) {
     this.layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;
@@ -107,9 +110,18 @@ export class RecipeSet {
   }
 
   private foreignRecipe(kind: LockKind, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>): LockRecipe {
-    if (kind.permits !== undefined || kind.mode === 'simple') {
-      const what = kind.permits !== undefined ? 'a semaphore' : "mode 'simple'";
-      throw new InvalidOptionsError('layout', `${what} is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write'`);
+    if (kind.mode === 'simple') {
+      throw new InvalidOptionsError('layout', `mode 'simple' is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write', or permits`);
+    }
+    if (kind.permits !== undefined) {
+      const permits = validatePermits(kind.permits);
+      const key = `${layout}:${permits}`;
+      let pool = this.leasePools.get(key);
+      if (!pool) {
+        pool = new LeasePool(this.runtime, LEASE_POOLS[layout], permits);
+        this.leasePools.set(key, pool);
+      }
+      return pool;
     }
     let recipes = this.foreign.get(layout);
     if (!recipes) {

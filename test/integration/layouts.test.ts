@@ -133,7 +133,6 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     const rootPath = uniqueRoot('layout-refusals');
     const kazoo = await app(rootPath, 'kazoo');
     const zkPath = `${rootPath}-svc/job`;
-    await expect(kazoo.locks.acquire('job', { zkPath, permits: 2 })).rejects.toThrow(/a semaphore is not available in the 'kazoo' layout/);
     await expect(kazoo.locks.acquire('job', { zkPath, mode: 'simple' })).rejects.toBeInstanceOf(InvalidOptionsError);
     await expect(kazoo.locks.acquire('job', { layout: 'zookeeper' as never })).rejects.toThrow(/"layout": must be 'nestjs-zk-lock' \(the default\), 'curator' or 'kazoo'/);
     for (const bad of ['relative/path', '/a/../b', '/a//b', '/a/', '/', '/zookeeper/quota', '/a\u0000b', `/${'x'.repeat(1100)}`]) {
@@ -158,6 +157,38 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     const observer = await connect();
     expect(await childrenOf(observer, zkPath)).toEqual([]);
   });
+
+  for (const layout of ['curator', 'kazoo'] as const) {
+    it(`${layout} layout semaphore: at most \`permits\` leases in the ${layout === 'curator' ? "InterProcessSemaphoreV2's leases/" : "kazoo Semaphore's"} pool, the next waiter in when one goes, nothing left after`, async () => {
+      const rootPath = uniqueRoot(`layout-sem-${layout}`);
+      const zkPath = `${rootPath}-svc/pool`;
+      const [a, b] = await Promise.all([app(rootPath, layout), app(rootPath, layout)]);
+      const observer = await connect();
+      const leases = layout === 'curator' ? `${zkPath}/leases` : zkPath;
+      const one = await a.locks.acquire('pool', { zkPath, permits: 2 });
+      const two = await b.locks.acquire('pool', { zkPath, permits: 2 });
+      expect(BigInt(two.fencingToken)).toBeGreaterThan(BigInt(one.fencingToken));
+      const names = await childrenOf(observer, leases);
+      expect(names).toHaveLength(2);
+      for (const name of names) expect(name).toMatch(layout === 'curator' ? /^_c_[0-9a-f-]{36}-lease-\d{10}$/ : /^[0-9a-f]{32}$/);
+      expect(await b.locks.tryAcquire('pool', { zkPath, permits: 2 })).toBeNull();
+      let third = false;
+      const waiting = a.locks.acquire('pool', { zkPath, permits: 2 }).then((lock) => ((third = true), lock));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(third).toBe(false);
+      await one.release();
+      const three = await waiting;
+      expect(BigInt(three.fencingToken)).toBeGreaterThan(BigInt(two.fencingToken));
+      await expect(b.locks.acquire('pool', { zkPath, permits: 2, waitTimeoutMs: 50 })).rejects.toBeInstanceOf(LockTimeoutError);
+      if (layout === 'kazoo') {
+        await expect(b.locks.acquire('pool', { zkPath, permits: 3 })).rejects.toThrow(/allows 2 leases \(max_leases/);
+      }
+      await two.release();
+      await three.release();
+      expect(await childrenOf(observer, leases)).toEqual([]);
+      expect(await childrenOf(observer, layout === 'curator' ? `${zkPath}/locks` : `${zkPath}-__lock__`)).toEqual([]);
+    });
+  }
 
   it('acquireAll orders locks by their ZooKeeper paths, so a resource and the zkPath of the same node are one lock in one order', async () => {
     const rootPath = uniqueRoot('layout-order');

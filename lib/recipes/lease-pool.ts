@@ -1,0 +1,197 @@
+/**
+ * The semaphores of Apache Curator (`InterProcessSemaphoreV2`) and kazoo (`Semaphore`): a pool of
+ * lease nodes, changed only by a client holding the pool's guard lock. Holding the guard, a client
+ * adds its lease when the pool has room (or adds it, then counts), waits for a lease to go while
+ * the pool is full, and releases the guard once it holds a lease or gives up.
+ *
+ * - Curator: guard `InterProcessMutex` at `<path>/locks`; leases `<path>/leases/_c_<uuid>-lease-<seq>`
+ *   (protected EPHEMERAL_SEQUENTIAL), created first and held while the pool has at most `permits`
+ *   of them. The permit count is not stored: every client must be given the same.
+ * - kazoo: guard `Lock` at the sibling `<path>-__lock__`; leases `<path>/<uuid hex>` (EPHEMERAL),
+ *   created only while fewer than `permits` are there. `<path>` stores max_leases; another number
+ *   there is refused.
+ *
+ * A holder's fencing token is its guard grant's: leases are added one guard holder at a time, so
+ * the tokens grow in the order the leases were granted.
+ */
+import { randomUUID } from 'node:crypto';
+import { IncompatibleQueueError, ZkConnectionLossError, ZkNodeExistsError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
+import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { waitForChange } from '../zookeeper/wait-for-change.js';
+import { pathPrefixes } from '../zookeeper/paths.js';
+import type { LockDriver } from '../queue/lock-driver.js';
+import type { QueueGrant } from '../queue/queue.types.js';
+import { curatorMutexDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
+import type { HeldLock } from './held-lock.js';
+import type { LockRecipe, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
+
+/** Where one client's semaphore keeps its guard and leases, and how a lease is added. */
+interface PoolLayout {
+  readonly guard: LockDriver;
+  guardPath(path: string): string;
+  leasesPath(path: string): string;
+  /** A new lease's name; with `sequential`, ZooKeeper appends the sequence. */
+  leaseName(): string;
+  readonly sequential: boolean;
+  /** The pool path stores the permit count (kazoo's max_leases). */
+  readonly storesPermits: boolean;
+}
+
+const CURATOR_POOL: PoolLayout = {
+  guard: curatorMutexDriver,
+  guardPath: (path) => `${path}/locks`,
+  leasesPath: (path) => `${path}/leases`,
+  leaseName: () => `_c_${randomUUID()}-lease-`,
+  sequential: true,
+  storesPermits: false,
+};
+
+const KAZOO_POOL: PoolLayout = {
+  guard: kazooLockDriver,
+  guardPath: (path) => `${path}-__lock__`,
+  leasesPath: (path) => path,
+  leaseName: () => randomUUID().replaceAll('-', ''),
+  sequential: false,
+  storesPermits: true,
+};
+
+/** Our lease node was deleted while the session lives. */
+const VANISHED = Symbol('vanished');
+
+export const LEASE_POOLS = { curator: CURATOR_POOL, kazoo: KAZOO_POOL } as const;
+
+/** A semaphore of `permits` leases in a Curator or kazoo lease pool. */
+export class LeasePool implements LockRecipe {
+  constructor(
+    private readonly runtime: RecipeRuntime,
+    private readonly pool: PoolLayout,
+    private readonly permits: number,
+  ) {}
+
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+    return this.take(resource, options, false) as Promise<HeldLock>;
+  }
+
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+    return this.take(resource, options, true);
+  }
+
+  private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+    const { runtime } = this;
+    return runtime.take(resource, options, tryOnly, (stop, noWait, sink) => {
+      const path = runtime.pathFor(resource, options.zkPath);
+      const data = runtime.dataOf(options);
+      this.grab(path, data, stop, noWait).then(
+        (grant) => sink.granted(grant),
+        (error: unknown) => sink.failed(error),
+      );
+    });
+  }
+
+  /** One lease: again in the next session when the session ends before it is held. */
+  private async grab(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+    for (;;) {
+      const guard = await this.takeGuard(path, data, stop, noWait);
+      if (!guard) return null;
+      try {
+        const lease = await this.addLease(guard, path, data, stop, noWait);
+        if (lease !== VANISHED) return lease;
+      } catch (error) {
+        if (error instanceof ZkSessionLostError && !stop.aborted) continue;
+        throw error;
+      } finally {
+        if (!guard.session.lost.aborted) this.runtime.remover.removeSoon(guard.session, guard.path);
+      }
+    }
+  }
+
+  /** The guard lock, as a raw grant (null: busy and `noWait`). */
+  private takeGuard(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+    return new Promise((granted, failed) => {
+      this.runtime.queue.start({ parent: this.pool.guardPath(path), driver: this.pool.guard, data, stop, tryOnly: noWait }, { granted, failed });
+    });
+  }
+
+  /** Holding the guard: adds our lease when the pool has room, waiting while it is full. */
+  private async addLease(guard: QueueGrant, path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null | typeof VANISHED> {
+    const { session } = guard;
+    const { pool, permits } = this;
+    const leases = pool.leasesPath(path);
+    if (pool.storesPermits) await this.checkStoredPermits(session, path, stop);
+    let lease = pool.sequential ? await this.createLease(session, leases, data, stop) : undefined;
+    try {
+      for (;;) {
+        const { children } = await readChildren(session, leases, stop);
+        if (lease === undefined && children.length < permits) lease = await this.createLease(session, leases, data, stop);
+        if (lease !== undefined) {
+          const name = lease.slice(leases.length + 1);
+          if (!children.includes(name) && pool.sequential) return VANISHED; // deleted by hand: start again, as Curator does
+          if (!pool.sequential || children.length <= permits) {
+            return { session, path: lease, fencingToken: guard.fencingToken, queueId: guard.queueId };
+          }
+        }
+        if (noWait) {
+          if (lease !== undefined) await this.runtime.remover.remove(session, lease);
+          return null;
+        }
+        // Under the guard nobody adds a lease: a lease going is the only change to wait for.
+        const others = children.filter((child) => `${leases}/${child}` !== lease).map((child) => `${leases}/${child}`);
+        await waitForChange(session, others, stop);
+      }
+    } catch (error) {
+      if (lease !== undefined && !session.lost.aborted) await this.runtime.remover.removeBounded(session, lease).catch((e: unknown) => this.runtime.remover.report(e));
+      throw error;
+    }
+  }
+
+  /** Creates our lease (its parents too, when missing); a create of unknown outcome is found by its unique name. */
+  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal): Promise<string> {
+    const { pool } = this;
+    const name = pool.leaseName();
+    const mode = pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL';
+    for (;;) {
+      if (!session.connected) await session.whenConnected(stop);
+      try {
+        return await session.create(`${leases}/${name}`, data, mode, this.runtime.acl);
+      } catch (error) {
+        if (error instanceof ZkNoNodeError) {
+          for (const ancestor of pathPrefixes(leases)) await this.createIfMissing(session, ancestor, '', stop);
+          continue;
+        }
+        if (!(error instanceof ZkConnectionLossError)) throw error;
+        const { children } = await readChildren(session, leases, stop);
+        const found = children.find((child) => child.startsWith(name));
+        if (found) return `${leases}/${found}`;
+      }
+    }
+  }
+
+  /** kazoo's max_leases in the pool path's data: written when we create the path, refused when another number is there. */
+  private async checkStoredPermits(session: ZkSessionApi, path: string, stop: AbortSignal): Promise<void> {
+    const { permits } = this;
+    for (const ancestor of pathPrefixes(path).slice(0, -1)) await this.createIfMissing(session, ancestor, '', stop);
+    if (await this.createIfMissing(session, path, String(permits), stop)) return;
+    const { data } = await untilAnswered(session, stop, () => session.getData(path));
+    const text = data.toString('utf8').trim();
+    if (/^[+-]?\d+$/.test(text) && Number(text) !== permits) {
+      throw new IncompatibleQueueError(
+        `kazoo's Semaphore on this path allows ${Number(text)} leases (max_leases, stored in ${path}) and this semaphore asks for ${permits} permits; ` +
+          'every user of one semaphore must give the same number',
+      );
+    }
+  }
+
+  /** Creates a persistent node unless it exists; true when this call created it. */
+  private async createIfMissing(session: ZkSessionApi, path: string, data: string, stop: AbortSignal): Promise<boolean> {
+    return untilAnswered(session, stop, () =>
+      session.create(path, data, 'PERSISTENT', this.runtime.acl).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof ZkNodeExistsError) return false;
+          throw error;
+        },
+      ),
+    );
+  }
+}
