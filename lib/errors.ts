@@ -46,7 +46,8 @@ export class LockAbortedError extends ZkLockError {
  * - `session-expired`: the server expired the session;
  * - `disconnected`: disconnected for the whole session timeout (with no lock in use, so no lease);
  * - `closed`: the connection was closed by the application;
- * - `revoked`: taken away at shutdown after shutdownGraceMs;
+ * - `revoked`: taken away: at shutdown after shutdownGraceMs, at another service's release request
+ *   (`onReleaseRequest: 'release'`), or its node deleted by a forced release request;
  * - `session-ended`: another end of the session (no new handle could resume it).
  */
 export type LockLossReason = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'revoked' | 'session-ended';
@@ -88,6 +89,17 @@ export class ZkRollbackError extends ZkLockError {
         'started with an empty data directory, and fencing tokens would go backwards. Raise the tokenEpoch option (the same ' +
         'in every application that shares these locks) and restart this process; see "Restoring ZooKeeper" in the docs.',
     );
+  }
+}
+
+/**
+ * Another service asked the holder to release the lock (LockService.requestRelease, the CLI's
+ * `revoke`, or Curator's `Revoker.attemptRevoke`): the reason of a revocable handle's
+ * `releaseRequested` signal. The lock is still held; finish or stop the work, then release it.
+ */
+export class LockReleaseRequestedError extends ZkLockError {
+  constructor(readonly resource: string) {
+    super(`Another service asked for the lock on "${resource}" to be released: finish or stop the protected work, then release it.`);
   }
 }
 

@@ -5,6 +5,7 @@ export { LockService } from './service/lock.service.js';
 export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
 export type { AcquireOptions, LockPlacement, LockTarget } from './context/lock-request.js';
 export type { LockLayout } from './queue/layouts.js';
+export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
@@ -18,6 +19,7 @@ export type {
   LockAbortedEvent,
   LockFailedEvent,
   LockLostEvent,
+  LockReleaseRequestedEvent,
   LockConnectionEvent,
   LockSessionInfo,
 } from './events/lock-events.js';
@@ -38,6 +40,7 @@ export {
   LockAbortedError,
   LockLostError,
   LockNotHeldError,
+  LockReleaseRequestedError,
   InvalidResourceNameError,
   ZkConnectionError,
   ZkTlsError,

@@ -275,6 +275,10 @@ export class ReentrantHandle implements LockHandle {
     return this.entry.lock.signal;
   }
 
+  get releaseRequested(): AbortSignal {
+    return this.entry.lock.releaseRequested;
+  }
+
   get validUntil(): number {
     return this.released ? Number.NEGATIVE_INFINITY : this.entry.lock.validUntil;
   }

@@ -1,5 +1,5 @@
 /** What a caller asks for one acquire (AcquireOptions, LockTarget), and the checked LockRequest the lock context works with. */
-import { InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError, shown } from '../errors.js';
 import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
 import { checkMs } from '../shared/durations.js';
 import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
@@ -54,6 +54,15 @@ export interface AcquireOptions extends LockKind, LockPlacement {
    * @default undefined (only waitTimeoutMs ends the wait)
    */
   signal?: AbortSignal;
+  /**
+   * Makes the lock revocable: its holder listens for a release request from another service
+   * (LockService.requestRelease, `nestjs-zk-lock revoke`, Curator's `Revoker.attemptRevoke`).
+   * `'notify'`: the handle's `releaseRequested` signal aborts and the holder decides; `'release'`:
+   * the lock is released at once and its `signal` aborts (LockLostError, reason `revoked`). A holder
+   * whose node is deleted by a forced request learns it lost the lock either way.
+   * @default undefined (not revocable: requests are not heard)
+   */
+  onReleaseRequest?: 'notify' | 'release';
 }
 
 /**
@@ -75,6 +84,7 @@ export interface LockRequest {
   readonly waitTimeoutMs: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly owner: string | undefined;
+  readonly onReleaseRequest: 'notify' | 'release' | undefined;
 }
 
 /** What a LockService fills in when a caller does not say. */
@@ -101,6 +111,7 @@ export function checkRequest(resource: string, kind: LockKind & LockPlacement, o
     waitTimeoutMs: validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? defaults.waitTimeoutMs,
     signal: options.signal,
     owner: options.owner,
+    onReleaseRequest: validateReleaseMode(options.onReleaseRequest),
   };
 }
 
@@ -120,6 +131,12 @@ function slotOf(kind: LockKind, layout: LockLayout): LockSlot {
 export function lockIdOf(resource: string, layout: LockLayout, zkPath: string | undefined): string {
   if (layout === DEFAULT_LAYOUT && zkPath === undefined) return `r${resource}`;
   return `${layout}\u0000${zkPath ?? `r${resource}`}`;
+}
+
+/** Checks `onReleaseRequest`. */
+export function validateReleaseMode(value: unknown, option = 'onReleaseRequest'): 'notify' | 'release' | undefined {
+  if (value === undefined || value === 'notify' || value === 'release') return value;
+  throw new InvalidOptionsError(option, `must be 'notify' or 'release', got ${shown(value)}`);
 }
 
 /** Cuts an automatic owner label (a request line, a method name) to a size fit for a lock node. */

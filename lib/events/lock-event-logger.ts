@@ -51,6 +51,8 @@ export function describeLockEvent(event: LockEvent): string {
       return `Could not lock ${lockOf(event)}: ${event.error instanceof Error ? event.error.message : String(event.error)}`;
     case 'lost':
       return `${event.error.message} (held ${ms(event.holdMs)})`;
+    case 'release-requested':
+      return `Another service asked for ${lockOf(event)} to be released, after it was held ${ms(event.holdMs)}`;
   }
 }
 

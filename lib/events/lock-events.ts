@@ -87,6 +87,17 @@ export interface LockLostEvent extends LockEventTarget {
   readonly error: LockLostError;
 }
 
+/**
+ * Another service asked for a revocable lock (taken with `onReleaseRequest`) to be released: its
+ * `releaseRequested` signal aborted. Once per lock node. With `'release'`, a `lost` event follows.
+ */
+export interface LockReleaseRequestedEvent extends LockEventTarget {
+  readonly type: 'release-requested';
+  /** From the grant to the request, in ms (fractional). */
+  readonly holdMs: number;
+  readonly fencingToken: string;
+}
+
 /** The ZooKeeper connection changed state (see ConnectionState). */
 export interface LockConnectionEvent {
   readonly type: 'connection';
@@ -106,6 +117,7 @@ export type LockEvent =
   | LockAbortedEvent
   | LockFailedEvent
   | LockLostEvent
+  | LockReleaseRequestedEvent
   | LockConnectionEvent;
 
 export type LockEventType = LockEvent['type'];
@@ -192,6 +204,7 @@ export class LockEvents {
       this.emit({ type: 'acquired', ...target, waitMs: grantedAt - started, reentrant, fencingToken, timestamp: Date.now() });
     }
     if (!reentrant) this.reportLoss(handle.signal, target, grantedAt, fencingToken);
+    if (!reentrant && request.onReleaseRequest) this.reportRequest(handle.releaseRequested, target, grantedAt, fencingToken);
     const released = (): void => {
       if (!this.observed) return;
       this.emit({ type: 'released', ...target, holdMs: performance.now() - grantedAt, reentrant, fencingToken, timestamp: Date.now() });
@@ -210,6 +223,18 @@ export class LockEvents {
     if (error instanceof LockAbortedError) return { type: 'aborted', ...target, waitMs, timestamp };
     const errorName = error instanceof Error ? error.name : typeof error;
     return { type: 'failed', ...target, waitMs, errorName, error, timestamp };
+  }
+
+  /** Listens for a release request to a revocable lock taken from ZooKeeper (never removed, as reportLoss). */
+  private reportRequest(signal: AbortSignal, target: Omit<LockEventTarget, 'timestamp'>, grantedAt: number, fencingToken: string): void {
+    signal.addEventListener(
+      'abort',
+      () => {
+        if (!this.observed) return;
+        this.emit({ type: 'release-requested', ...target, holdMs: performance.now() - grantedAt, fencingToken, timestamp: Date.now() });
+      },
+      { once: true },
+    );
   }
 
   /**
@@ -255,6 +280,10 @@ class ObservedHandle implements LockHandle {
 
   get signal(): AbortSignal {
     return this.inner.signal;
+  }
+
+  get releaseRequested(): AbortSignal {
+    return this.inner.releaseRequested;
   }
 
   get validUntil(): number {

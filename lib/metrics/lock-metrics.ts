@@ -144,6 +144,7 @@ export class LockMetrics {
       case 'lost':
         return this.lost.inc(mode);
       case 'requested':
+      case 'release-requested':
         return;
     }
   }

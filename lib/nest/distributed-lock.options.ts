@@ -29,6 +29,15 @@ export interface DistributedLockOptions extends LockKind {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches any method's parameters
   zkPath?: string | ((...args: any[]) => string);
   /**
+   * Makes the lock revocable by other services (LockService.requestRelease, `nestjs-zk-lock revoke`,
+   * Curator's `Revoker.attemptRevoke`). `'release'`: a request takes the lock away at once and aborts
+   * the method's lock signal (`heldLock(resource).signal`, LockLostError reason `revoked`): the method
+   * should stop. `'notify'`: only `heldLock(resource).releaseRequested` aborts; the method decides,
+   * and the lock is released when it ends.
+   * @default undefined (not revocable)
+   */
+  onReleaseRequest?: 'notify' | 'release';
+  /**
    * How long to wait for the lock, in ms. `0`: do not wait. Absent: the module's
    * defaultWaitTimeoutMs, except with `onBusy: 'skip'`, where it is 0.
    * @default the module's defaultWaitTimeoutMs (0 with `onBusy: 'skip'`)

@@ -26,7 +26,7 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       const zkPath = zkPathOf(spec, args, resources);
       handles = await service.acquireAll(
         resources.map((resource) => ({ resource, mode, permits, layout, zkPath })),
-        { waitTimeoutMs },
+        { waitTimeoutMs, onReleaseRequest: spec.options.onReleaseRequest },
       );
     } catch (error) {
       // Busy, or the application is stopping: a run that may be skipped is skipped.

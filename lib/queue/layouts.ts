@@ -41,7 +41,7 @@ export const KAZOO_PARENTS: ParentModes = { parent: 'PERSISTENT', ancestors: 'PE
 export type NodeStyle = 'nestjs-zk-lock' | 'curator-mutex' | 'curator-read-write' | 'kazoo';
 
 /** Our names (see queue-entry.ts). */
-export const OWN_NAME = /^([a-z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
+export const OWN_NAME = /^([a-zA-Z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
 /** Curator's InterProcessMutex (`_c_<uuid>-lock-<seq>`, or `lock-<seq>` unprotected); also kazoo nodes named the Curator way. */
 const CURATOR_MUTEX_NAME = /lock-\d{10}$/;
 /** Curator's InterProcessReadWriteLock (`_c_<uuid>-__READ__<seq>` / `__WRIT__`). */

@@ -64,7 +64,7 @@ function ownDriver(kind: EntryKind, decide: LockDriver['decide'], permits?: numb
     layout: 'nestjs-zk-lock',
     kind,
     permits,
-    grantsByWrite: WRITE_KINDS.has(kind),
+    grantsByWrite: GRANTING_KINDS.has(kind),
     parents: OWN_PARENTS,
     prefix: (sessionId) => nodePrefix(kind, sessionId, permits),
     order: ownQueue,
@@ -72,8 +72,10 @@ function ownDriver(kind: EntryKind, decide: LockDriver['decide'], permits?: numb
   };
 }
 
-const LOCK_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
-const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
+const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.revocableExclusive, ENTRY_KIND.revocableWrite]);
+const LOCK_KINDS = new Set<string>([...WRITE_KINDS, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
+/** The entries whose holders grant the lock by write: a data change of such a node is its release to the watcher. */
+const GRANTING_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);
 
 /**
  * Only entries below ours are checked: a newer entry of another kind is the newcomer's mistake (it
@@ -95,7 +97,7 @@ function decideWrite(queue: readonly QueueEntry[], mine: number): Decision {
   assertLockQueue(queue, mine);
   if (mine > 0) {
     const before = queue[mine - 1]!;
-    return { granted: false, watch: [before], grantedByWrite: WRITE_KINDS.has(before.kind) };
+    return { granted: false, watch: [before], grantedByWrite: GRANTING_KINDS.has(before.kind) };
   }
   const downgraded = queue.findLast((entry, i) => i !== mine && entry.kind === ENTRY_KIND.downgradeRead);
   return downgraded ? { granted: false, watch: [downgraded] } : { granted: true };
@@ -107,6 +109,12 @@ export const exclusiveDriver: LockDriver = ownDriver(ENTRY_KIND.exclusive, decid
 /** The write half of the read/write lock: exclusive, and excludes readers too. */
 export const writeDriver: LockDriver = ownDriver(ENTRY_KIND.write, decideWrite);
 
+/** The revocable exclusive lock: as the exclusive, but its node may be written with a release request. */
+export const revocableExclusiveDriver: LockDriver = ownDriver(ENTRY_KIND.revocableExclusive, decideWrite);
+
+/** The revocable write lock. */
+export const revocableWriteDriver: LockDriver = ownDriver(ENTRY_KIND.revocableWrite, decideWrite);
+
 /**
  * A read holds when no write is below it, and watches only the last write below it: when that
  * write goes, every reader it held back may proceed, and no one else wakes.
@@ -114,7 +122,8 @@ export const writeDriver: LockDriver = ownDriver(ENTRY_KIND.write, decideWrite);
 export const readDriver: LockDriver = ownDriver(ENTRY_KIND.read, (queue, mine) => {
   assertLockQueue(queue, mine);
   for (let i = mine - 1; i >= 0; i -= 1) {
-    if (WRITE_KINDS.has(queue[i]!.kind)) return { granted: false, watch: [queue[i]!], grantedByWrite: true };
+    const entry = queue[i]!;
+    if (WRITE_KINDS.has(entry.kind)) return { granted: false, watch: [entry], grantedByWrite: GRANTING_KINDS.has(entry.kind) };
   }
   return { granted: true };
 });

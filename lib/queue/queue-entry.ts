@@ -13,11 +13,15 @@ import { type NodeStyle, OWN_NAME, styleAdvice, styleOf } from './layouts.js';
 /**
  * The kinds of queue entries. Exclusive and write entries behave alike (a write lock is an exclusive
  * lock that readers queue behind); a downgrade read is a read taken by the holder of a write lock,
- * which keeps the write's place in the queue against later writers.
+ * which keeps the write's place in the queue against later writers. The capital letters are the
+ * revocable exclusive and write entries: their holders listen for a release request written into
+ * their node, so they never grant the lock by write (QueueGrant.grantByWrite).
  */
 export const ENTRY_KIND = {
   exclusive: 'x',
   write: 'w',
+  revocableExclusive: 'X',
+  revocableWrite: 'W',
   read: 'r',
   downgradeRead: 'd',
   semaphore: 's',

@@ -103,6 +103,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
       signal: options.signal,
       data: options.data,
       zkPath: options.zkPath,
+      onReleaseRequest: options.onReleaseRequest,
       onEnd: onEnd ? (lock) => (ended(), onEnd(lock)) : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
     };

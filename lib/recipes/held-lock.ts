@@ -1,4 +1,5 @@
-import { InvalidOptionsError, type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
+import { InvalidOptionsError, type LockLossReason, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
+import { ReleaseWatch } from './release-watch.js';
 import type { LockHandle } from './lock-handle.js';
 import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
@@ -34,6 +35,11 @@ export class HeldLock implements LockHandle {
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
+  /** Built when `releaseRequested` is first read or a release is requested. */
+  private requestController: AbortController | undefined = undefined;
+  /** A revocable holder's watch on its node (see watchForRelease). */
+  private releaseWatch: ReleaseWatch | undefined = undefined;
+  private releaseMode: 'notify' | 'release' = 'notify';
 
   constructor(
     readonly resource: string,
@@ -58,6 +64,37 @@ export class HeldLock implements LockHandle {
 
   get signal(): AbortSignal {
     return this.lostController.signal;
+  }
+
+  get releaseRequested(): AbortSignal {
+    this.requestController ??= new AbortController();
+    return this.requestController.signal;
+  }
+
+  /**
+   * Makes this holder revocable: it listens for a release request written into its node (`'notify'`:
+   * `releaseRequested` aborts; `'release'`: the lock is taken away at once, `signal` aborting with
+   * LockLostError reason `revoked`), and for its node deleted by a forced release (the lock is lost).
+   */
+  watchForRelease(onRequest: 'notify' | 'release'): void {
+    if (this.state !== 'held' || this.releaseWatch) return;
+    this.releaseMode = onRequest;
+    this.releaseWatch = new ReleaseWatch(this.grant.session, this.grant.path, {
+      requested: () => {
+        if (this.state !== 'held') return;
+        this.requestController ??= new AbortController();
+        this.requestController.abort(new LockReleaseRequestedError(this.resource));
+        if (onRequest === 'release') {
+          void this.revoke('another service asked for it (a release request), and it was taken with onReleaseRequest: \'release\'').catch(
+            () => undefined,
+          );
+        }
+      },
+      deleted: () => {
+        if (this.state !== 'held') return;
+        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'revoked'));
+      },
+    });
   }
 
   /** The session the lock node lives in (a downgrade read must be taken in the same one). */
@@ -121,6 +158,7 @@ export class HeldLock implements LockHandle {
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
+    this.releaseWatch?.stop(); // our own delete is no forced release
     // Not granted by write when a downgraded read stands behind the node: the entry after it must list the
     // queue, and see the read.
     const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
@@ -129,6 +167,10 @@ export class HeldLock implements LockHandle {
       outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, grantByWrite);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
+      if (this.releaseWatch) {
+        this.releaseWatch = undefined;
+        this.watchForRelease(this.releaseMode);
+      }
       throw error;
     }
     if (outcome === 'session-lost') {
@@ -156,14 +198,17 @@ export class HeldLock implements LockHandle {
     await this.release();
   }
 
-  private lose(): void {
+  /** Ends the hold without a release: the session ended (the default reason), or the node was deleted by someone else. */
+  private lose(reason?: LockLostError): void {
     if (this.state !== 'held') return; // a release in flight ends with the session too
     this.state = 'lost';
-    const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
-    const detail = cause?.detail ?? 'the ZooKeeper session ended';
+    this.releaseWatch?.stop();
     if (!this.lostController.signal.aborted) {
-      this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, lossReason(cause?.end)));
+      const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
+      const detail = cause?.detail ?? 'the ZooKeeper session ended';
+      this.lostController.abort(reason ?? new LockLostError(this.resource, this.fencingToken, detail, lossReason(cause?.end)));
     }
+    if (reason) this.forgetSession(); // (the session's own end calls this from its listener)
     this.grant.session.releaseLease();
     this.onEnd(this);
   }

@@ -42,6 +42,8 @@ export interface LockInspection {
 const MODES: Record<string, LockNodeMode> = {
   [ENTRY_KIND.exclusive]: 'exclusive',
   [ENTRY_KIND.write]: 'write',
+  [ENTRY_KIND.revocableExclusive]: 'exclusive',
+  [ENTRY_KIND.revocableWrite]: 'write',
   [ENTRY_KIND.read]: 'read',
   [ENTRY_KIND.downgradeRead]: 'downgraded-read',
   [ENTRY_KIND.semaphore]: 'semaphore',
@@ -103,7 +105,8 @@ export async function inspectLock(runtime: RecipeRuntime, resource: string, sign
   return { resource, path, recipe: present.length > 0 ? 'queue' : 'none', holders, waiters };
 }
 
-function holds(queue: readonly QueueEntry[], index: number, entry: QueueEntry): boolean {
+/** Whether the entry at `index` of our own queue holds, by its own lock type's rules. */
+export function holds(queue: readonly QueueEntry[], index: number, entry: QueueEntry): boolean {
   try {
     return driverOf(entry).decide(queue, index).granted;
   } catch {

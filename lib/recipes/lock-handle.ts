@@ -18,6 +18,12 @@ export interface LockHandle {
    */
   readonly signal: AbortSignal;
   /**
+   * Aborted when another service asks for this lock to be released (LockService.requestRelease, the
+   * CLI's `revoke`, Curator's `Revoker.attemptRevoke`), with a LockReleaseRequestedError; the lock is
+   * still held. Only locks taken with `onReleaseRequest` listen for requests: for others it never aborts.
+   */
+  readonly releaseRequested: AbortSignal;
+  /**
    * Until when, on `performance.now()`'s clock (`performance.timeOrigin + validUntil` for a Date),
    * ZooKeeper cannot have granted this lock to anyone else: the lease of its session, renewed by
    * every answer from ZooKeeper. When it passes without renewal, `signal` aborts. -Infinity once
@@ -48,4 +54,4 @@ export interface LockHandle {
 }
 
 /** What a guarded handler may read about the lock it runs under (releasing is the guard's job). */
-export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'isHeld' | 'validUntil' | 'assertHeld'>;
+export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'releaseRequested' | 'isHeld' | 'validUntil' | 'assertHeld'>;

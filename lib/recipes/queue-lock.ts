@@ -100,7 +100,7 @@ class DowngradeLock extends QueueLock {
     // The read queues in the write's own queue, wherever that is (a resource's, or a zkPath).
     const cut = writeLock.path.lastIndexOf('/');
     const kind = writeLock.path.slice(cut + 1, cut + 3);
-    if (kind !== `${ENTRY_KIND.write}-` && kind !== `${ENTRY_KIND.exclusive}-`) {
+    if (![ENTRY_KIND.write, ENTRY_KIND.exclusive, ENTRY_KIND.revocableWrite, ENTRY_KIND.revocableExclusive].some((k) => kind === `${k}-`)) {
       throw new InvalidOptionsError(
         'writeLock',
         `downgrade needs a write or exclusive lock of this library's own layout, got ${writeLock.path}`,

@@ -63,6 +63,15 @@ export interface RecipeAcquireOptions {
    */
   zkPath?: string;
   /**
+   * Makes the lock revocable: its holder listens for a release request written into its node
+   * (LockService.requestRelease, Curator's `Revoker.attemptRevoke`). `'notify'`: the handle's
+   * `releaseRequested` signal aborts and the holder decides; `'release'`: the lock is released at
+   * once and its `signal` aborts (LockLostError, reason `revoked`). Either way a holder whose node is
+   * deleted by a forced request learns it lost the lock.
+   * @default undefined (not revocable: requests are not heard; a forced one is noticed at release)
+   */
+  onReleaseRequest?: 'notify' | 'release';
+  /**
    * Told once when the returned handle is released or lost.
    * @default undefined
    */
@@ -168,11 +177,13 @@ class Taking extends Stopper implements QueueSink {
     super(waitTimeoutMs, options.signal);
     this.onEnd = options.onEnd;
     this.onNoLock = options.onNoLock;
+    this.onReleaseRequest = options.onReleaseRequest;
   }
 
   /** Kept instead of the caller's options object. */
   private readonly onEnd: ((lock: HeldLock) => void) | undefined;
   private readonly onNoLock: (() => void) | undefined;
+  private readonly onReleaseRequest: 'notify' | 'release' | undefined;
 
   granted(grant: QueueGrant | null): void {
     if (this.done) return;
@@ -192,6 +203,7 @@ class Taking extends Stopper implements QueueSink {
     }
     this.done = true;
     this.dispose();
+    if (this.onReleaseRequest) lock.watchForRelease(this.onReleaseRequest);
     this.resolve(lock);
   }
 

@@ -4,6 +4,7 @@ import { type LockInspection, inspectLock } from './inspect.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, QueueLock, ReadWriteLock, Semaphore } from './queue-lock.js';
+import { revocableExclusiveDriver, revocableWriteDriver } from '../queue/lock-driver.js';
 import { InvalidOptionsError } from '../errors.js';
 import { LEASE_POOLS, LeasePool } from './lease-pool.js';
 import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
@@ -41,6 +42,9 @@ interface ForeignRecipes {
   readonly exclusive: LockRecipe;
   readonly write: LockRecipe;
   readonly read: LockRecipe;
+  /** Without the cohort: a revocable holder's node is its own. */
+  readonly revocableExclusive: LockRecipe;
+  readonly revocableWrite: LockRecipe;
 }
 
 const FOREIGN_DRIVERS = {
@@ -62,6 +66,8 @@ export class RecipeSet {
   readonly layout: LockLayout;
   private readonly cohort: CohortOptions | false;
   private readonly foreign = new Map<LockLayout, ForeignRecipes>();
+  /** Our revocable exclusive and write locks (no cohort, nodes that never grant by write), once asked for. */
+  private revocable: { readonly exclusive: LockRecipe; readonly write: LockRecipe } | undefined;
   /** Curator's and kazoo's semaphores, by layout and permits. */
   private readonly leasePools = new Map<string, LeasePool>();
 
@@ -86,8 +92,16 @@ export class RecipeSet {
    * The recipe for a mode or a semaphore's permits (validated), in `layout`.
    * @throws InvalidOptionsError for a kind the layout's own clients do not have.
    */
-  recipeFor(kind: LockKind, layout: LockLayout = this.layout): LockRecipe {
-    if (layout !== DEFAULT_LAYOUT) return this.foreignRecipe(kind, layout);
+  recipeFor(kind: LockKind, layout: LockLayout = this.layout, revocable = false): LockRecipe {
+    if (layout !== DEFAULT_LAYOUT) return this.foreignRecipe(kind, layout, revocable);
+    if (revocable && kind.permits === undefined && (kind.mode === undefined || kind.mode === 'exclusive' || kind.mode === 'write')) {
+      // Own nodes that never grant by write, so that a request written into them grants nobody.
+      this.revocable ??= {
+        exclusive: new QueueLock(this.runtime, revocableExclusiveDriver),
+        write: new QueueLock(this.runtime, revocableWriteDriver),
+      };
+      return kind.mode === 'write' ? this.revocable.write : this.revocable.exclusive;
+    }
     if (kind.permits !== undefined) {
       const permits = validatePermits(kind.permits);
       let semaphore = this.semaphores.get(permits);
@@ -109,7 +123,7 @@ export class RecipeSet {
     }
   }
 
-  private foreignRecipe(kind: LockKind, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>): LockRecipe {
+  private foreignRecipe(kind: LockKind, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>, revocable: boolean): LockRecipe {
     if (kind.mode === 'simple') {
       throw new InvalidOptionsError('layout', `mode 'simple' is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write', or permits`);
     }
@@ -126,14 +140,20 @@ export class RecipeSet {
     let recipes = this.foreign.get(layout);
     if (!recipes) {
       const drivers = FOREIGN_DRIVERS[layout];
+      const exclusive = new QueueLock(this.runtime, drivers.exclusive);
+      const write = new QueueLock(this.runtime, drivers.write);
       recipes = {
-        exclusive: this.withCohort(new QueueLock(this.runtime, drivers.exclusive)),
-        write: this.withCohort(new QueueLock(this.runtime, drivers.write)),
+        exclusive: this.withCohort(exclusive),
+        write: this.withCohort(write),
         read: new QueueLock(this.runtime, drivers.read),
+        revocableExclusive: exclusive,
+        revocableWrite: write,
       };
       this.foreign.set(layout, recipes);
     }
-    return recipes[kind.mode === 'read' || kind.mode === 'write' ? kind.mode : 'exclusive'];
+    if (kind.mode === 'read') return recipes.read;
+    if (kind.mode === 'write') return revocable ? recipes.revocableWrite : recipes.write;
+    return revocable ? recipes.revocableExclusive : recipes.exclusive;
   }
 
   /** A read lock under a held write or exclusive lock. */

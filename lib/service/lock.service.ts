@@ -18,7 +18,8 @@ import {
   type RequestDefaults,
   validateWaitTimeout,
 } from '../context/lock-request.js';
-import { validateLayout } from '../queue/layouts.js';
+import { type LockLayout, validateLayout } from '../queue/layouts.js';
+import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
@@ -230,6 +231,29 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const layout = validateLayout(placement.layout) ?? this.defaults.layout;
     const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
     return this.reentrantLocks.held(currentLockContext(), lockIdOf(resource, layout, zkPath));
+  }
+
+  /**
+   * Asks whoever holds a lock to release it, from any process: a resource (in the module's layout),
+   * or `{ zkPath, layout }` for a lock shared with other services. The request is Curator's
+   * revocation (`__REVOKE__` written into each holder's node): holders that took the lock with
+   * `onReleaseRequest` hear it (their `releaseRequested` signal aborts, or the lock is released at
+   * once), and so do Curator holders made revocable. With `forceAfterMs`, the nodes of holders still
+   * there after that long are deleted: the lock is taken from them. Resolves with the nodes asked,
+   * those that could not be (our plain exclusive and write locks are not revocable: only forced), and
+   * those forced.
+   */
+  requestRelease(
+    target: string | { resource?: string; zkPath?: string; layout?: LockLayout },
+    options: ReleaseRequestOptions = {},
+  ): Promise<ReleaseRequestResult> {
+    return rejectOnThrow(() => {
+      const { resource, zkPath, layout } = releaseTarget(target);
+      const { runtime } = this.recipes;
+      const label = resource ?? (zkPath as string);
+      const path = runtime.pathFor(label, zkPath);
+      return requestRelease(runtime, label, path, validateLayout(layout) ?? this.defaults.layout, options);
+    });
   }
 
   /**

@@ -44,12 +44,13 @@ export class RecipeTaker implements LockTaker {
       const { recipes, shutdown } = this;
       const data = this.nodeData(owner);
       if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
-      const recipe = recipes.recipeFor(request.kind, request.layout);
+      const recipe = recipes.recipeFor(request.kind, request.layout, request.onReleaseRequest !== undefined);
       const options = {
         waitTimeoutMs: request.waitTimeoutMs,
         signal: shutdown.waitSignal(request.signal),
         data,
         zkPath: request.zkPath,
+        onReleaseRequest: request.onReleaseRequest,
         onEnd: shutdown.forget,
       };
       return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);

@@ -1,0 +1,130 @@
+import 'reflect-metadata';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  DistributedLock,
+  type LockEvent,
+  LockLostError,
+  LockReleaseRequestedError,
+  LockService,
+  LockTimeoutError,
+  ZkLockModule,
+} from '../../lib/index.js';
+import { childrenOf, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { startLockApp } from '../support/lock-app.js';
+
+/** Revocable holders and release requests (Curator's `__REVOKE__` protocol) among our own clients; Curator itself is in test/peers. */
+describe('release requests: revocable holders, requestRelease and forced releases, on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((close) => close()));
+  });
+  const app = async (rootPath: string, layout?: 'curator' | 'kazoo') => {
+    const started = await startLockApp(zk, { rootPath, ...(layout ? { layout } : {}) });
+    closers.push(() => started.application.close());
+    return started.locks;
+  };
+  const aborted = (signal: AbortSignal) => new Promise<unknown>((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+
+  it("our layout: a request reaches a revocable holder ('notify') and grants nobody: the waiter behind it waits until the holder releases", async () => {
+    const rootPath = uniqueRoot('release-own');
+    const [a, b, c] = await Promise.all([app(rootPath), app(rootPath), app(rootPath)]);
+    const observer = await connect();
+    const events: LockEvent[] = [];
+    const subscription = a.events$.subscribe((event) => events.push(event));
+    const holder = await a.acquire('job', { onReleaseRequest: 'notify' });
+    expect(await childrenOf(observer, `${rootPath}/job`)).toEqual([expect.stringMatching(/^X-/)]);
+    let waiterHolds = false;
+    const waiter = b.acquire('job').then((lock) => ((waiterHolds = true), lock));
+    await queueLength(observer, `${rootPath}/job`, 2);
+    const requested = aborted(holder.releaseRequested);
+    const result = await c.requestRelease('job');
+    expect(result.requested).toEqual([expect.stringMatching(new RegExp(`^${rootPath}/job/X-`))]);
+    expect(result.notAsked).toEqual([]);
+    expect(await requested).toBeInstanceOf(LockReleaseRequestedError);
+    // The write into the holder's node is no release: the waiter still waits, the holder still holds.
+    await c.requestRelease('job'); // a second request changes nothing either
+    expect(holder.isHeld()).toBe(true);
+    expect(waiterHolds).toBe(false);
+    expect(events.map((e) => e.type)).toContain('release-requested');
+    await holder.release();
+    await (await waiter).release();
+    subscription.unsubscribe();
+  });
+
+  it("our layout: a plain holder is not asked (its node's write would grant the waiter); forceAfterMs deletes its node, and the waiter gets the lock", async () => {
+    const rootPath = uniqueRoot('release-force');
+    const [a, b, c] = await Promise.all([app(rootPath), app(rootPath), app(rootPath)]);
+    const observer = await connect();
+    const holder = await a.acquire('job');
+    const waiter = b.acquire('job');
+    await queueLength(observer, `${rootPath}/job`, 2);
+    const result = await c.requestRelease('job', { forceAfterMs: 200 });
+    expect(result.requested).toEqual([]);
+    expect(result.notAsked).toHaveLength(1);
+    expect(result.forced).toEqual(result.notAsked);
+    const next = await waiter;
+    expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(holder.fencingToken));
+    await next.release();
+    await holder.release().catch(() => undefined);
+  });
+
+  it("curator layout: 'release' takes the lock away at once (signal aborts, reason revoked); a 'notify' holder that keeps it is forced after the grace period and told", async () => {
+    const rootPath = uniqueRoot('release-curator');
+    const zkPath = `${rootPath}-svc/lock`;
+    const [a, b, c] = await Promise.all([app(rootPath, 'curator'), app(rootPath, 'curator'), app(rootPath, 'curator')]);
+    const holder = await a.acquire('job', { zkPath, onReleaseRequest: 'release' });
+    const waiter = b.acquire('job', { zkPath, onReleaseRequest: 'notify' });
+    const observer = await connect();
+    await queueLength(observer, zkPath, 2);
+    const lost = aborted(holder.signal);
+    await c.requestRelease({ zkPath, layout: 'curator' });
+    const reason = await lost;
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect((reason as LockLostError).reason).toBe('revoked');
+    const second = await waiter;
+    await expect(holder.release()).rejects.toBeInstanceOf(LockLostError);
+    // The second holder only listens; forced after 100 ms, it is told it lost the lock.
+    const secondLost = aborted(second.signal);
+    const forced = await c.requestRelease({ zkPath, layout: 'curator' }, { forceAfterMs: 100 });
+    expect(forced.forced).toEqual(forced.requested);
+    expect(second.releaseRequested.aborted).toBe(true);
+    expect(((await secondLost) as LockLostError).message).toMatch(/deleted by someone else \(a forced release request\)/);
+    expect(await childrenOf(observer, zkPath)).toEqual([]);
+    await expect(c.acquire('job', { zkPath, waitTimeoutMs: 0 }).then((l) => l.release())).resolves.toBeUndefined();
+  });
+
+  it("@DistributedLock({ onReleaseRequest: 'release' }): a request aborts the running method's lock signal and frees the lock for the next caller", async () => {
+    const rootPath = uniqueRoot('release-decorator');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    @Injectable()
+    class Job {
+      constructor(readonly locks: LockService) {}
+      @DistributedLock('nightly', { onReleaseRequest: 'release' })
+      async run(): Promise<unknown> {
+        const signal = this.locks.heldLock('nightly')!.signal;
+        started();
+        return aborted(signal);
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, sessionTimeoutMs: 1500 })],
+      providers: [Job],
+    }).compile();
+    const application = moduleRef.createNestApplication({ logger: false });
+    await application.init();
+    closers.push(() => application.close());
+    const other = await app(rootPath);
+    const run = application.get(Job).run();
+    await running;
+    await expect(other.acquire('nightly', { waitTimeoutMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
+    await other.requestRelease('nightly');
+    expect(((await run) as LockLostError).reason).toBe('revoked');
+    const next = await other.acquire('nightly', { waitTimeoutMs: 2000 });
+    await next.release();
+  });
+});
