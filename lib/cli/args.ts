@@ -9,7 +9,8 @@ export class CliUsageError extends Error {
   }
 }
 
-export interface InspectArgs {
+/** What every command needs to reach ZooKeeper. */
+export interface ConnectionArgs {
   /** `host:port[,host:port][/chroot]` */
   readonly connect: string;
   /** @default '/locks' */
@@ -17,6 +18,11 @@ export interface InspectArgs {
   readonly digest: string | undefined;
   /** TLS files (--tls-ca, --tls-cert, --tls-key; the key's passphrase from ZK_LOCK_TLS_PASSPHRASE). */
   readonly tls: ZkTlsOptions | undefined;
+  /** How long to wait for ZooKeeper (the first session, then each read), in ms. @default 10000 */
+  readonly timeoutMs: number;
+}
+
+export interface InspectArgs extends ConnectionArgs {
   readonly watch: boolean;
   /** Between refreshes (--watch) and the page's polls (--serve), in ms. @default 2000 */
   readonly intervalMs: number;
@@ -24,18 +30,31 @@ export interface InspectArgs {
   readonly serve: boolean;
   /** Port for --serve, on 127.0.0.1; 0 picks a free one. @default 7181 */
   readonly port: number;
-  /** How long to wait for ZooKeeper (the first session, then each read), in ms. @default 10000 */
-  readonly timeoutMs: number;
 }
 
-export type Command = { name: 'help' } | { name: 'inspect'; args: InspectArgs };
+export interface RevokeArgs extends ConnectionArgs {
+  /** The lock: a resource under --root, or an exact path (--path). */
+  readonly resource: string | undefined;
+  readonly path: string | undefined;
+  readonly layout: 'nestjs-zk-lock' | 'curator' | 'kazoo';
+  /** Delete the holders' nodes still there after this many ms. */
+  readonly forceAfterMs: number | undefined;
+  readonly json: boolean;
+}
+
+export type Command = { name: 'help' } | { name: 'inspect'; args: InspectArgs } | { name: 'revoke'; args: RevokeArgs };
 
 export const USAGE = `Usage: nestjs-zk-lock inspect --connect host:port[,host:port] [options]
+       nestjs-zk-lock revoke --connect host:port (--resource <name> | --path <zkPath>) [options]
 
-Shows every lock under the root path: its holders and its waiters in queue order, with how long
-each has been in the queue.
+inspect shows every lock under the root path: its holders and its waiters in queue order, with how
+long each has been in the queue.
 
-Options:
+revoke asks the holders of one lock to release it (Curator's revocation: holders that took it with
+onReleaseRequest, and Curator holders made revocable, hear it); with --force-after, the nodes of
+holders still there after that many ms are deleted, and the lock is taken from them.
+
+Options of both:
   --connect <hosts>      ZooKeeper servers, e.g. 127.0.0.1:2181 or zk1:2181,zk2:2181/chroot (required)
   --root <path>          root path of the locks (default: /locks)
   --digest <user:pass>   digest credential, if the lock paths need one to be read; the
@@ -45,13 +64,22 @@ Options:
   --tls-cert <file>      with --tls-key: PEM client certificate, for servers that require one
   --tls-key <file>       its PEM private key; ZK_LOCK_TLS_PASSPHRASE holds the passphrase of
                          an encrypted one
+  --timeout <ms>         how long to wait for ZooKeeper to answer (default: 10000)
+  -h, --help             show this help
+
+Options of inspect:
   --watch                refresh until Ctrl+C
   --interval <ms>        refresh interval for --watch and --serve (default: 2000)
   --json                 print JSON instead of a table (one line per refresh with --watch)
   --serve                serve the live page on http://127.0.0.1:<port>/ until Ctrl+C
   --port <n>             port for --serve, 0 for any free one (default: 7181)
-  --timeout <ms>         how long to wait for ZooKeeper to answer (default: 10000)
-  -h, --help             show this help
+
+Options of revoke:
+  --resource <name>      the lock of this resource, under --root
+  --path <zkPath>        or the lock at this exact path (a Curator or kazoo service's)
+  --layout <name>        whose nodes: nestjs-zk-lock (default), curator or kazoo
+  --force-after <ms>     delete the holders' nodes still there after this long
+  --json                 print the nodes asked, not asked and forced as JSON
 `;
 
 const DEFAULTS = { root: '/locks', intervalMs: 2000, port: 7181, timeoutMs: 10_000 };
@@ -77,6 +105,10 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
         serve: { type: 'boolean' },
         port: { type: 'string' },
         timeout: { type: 'string' },
+        resource: { type: 'string' },
+        path: { type: 'string' },
+        layout: { type: 'string' },
+        'force-after': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -85,12 +117,58 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
   }
   const { values, positionals } = parsed;
   if (values.help) return { name: 'help' };
-  if (positionals.length === 0) throw new CliUsageError('Missing command: the only one is `inspect`. Run nestjs-zk-lock --help.');
-  if (positionals[0] !== 'inspect' || positionals.length > 1) {
-    throw new CliUsageError(`Unknown command "${positionals.join(' ')}": the only one is \`inspect\`. Run nestjs-zk-lock --help.`);
+  if (positionals.length === 0) throw new CliUsageError('Missing command: `inspect` or `revoke`. Run nestjs-zk-lock --help.');
+  const name = positionals[0];
+  if ((name !== 'inspect' && name !== 'revoke') || positionals.length > 1) {
+    throw new CliUsageError(`Unknown command "${positionals.join(' ')}": the commands are \`inspect\` and \`revoke\`. Run nestjs-zk-lock --help.`);
   }
   if (!values.connect) {
     throw new CliUsageError('--connect is required: the ZooKeeper servers, e.g. --connect 127.0.0.1:2181');
+  }
+  if ((values['tls-cert'] !== undefined || values['tls-key'] !== undefined) && values['tls-ca'] === undefined) {
+    throw new CliUsageError('--tls-cert and --tls-key need --tls-ca (the CA that signed the servers\' certificates)');
+  }
+  const passphrase = env.ZK_LOCK_TLS_PASSPHRASE || undefined;
+  const connection: ConnectionArgs = {
+    connect: values.connect,
+    root: values.root ?? DEFAULTS.root,
+    digest: values.digest ?? (env.ZK_LOCK_DIGEST || undefined),
+    tls:
+      values['tls-ca'] === undefined
+        ? undefined
+        : {
+            ca: values['tls-ca'],
+            ...(values['tls-cert'] === undefined ? {} : { cert: values['tls-cert'] }),
+            ...(values['tls-key'] === undefined ? {} : { key: values['tls-key'] }),
+            ...(passphrase === undefined || values['tls-key'] === undefined ? {} : { passphrase }),
+          },
+    timeoutMs: integer(values.timeout, '--timeout', DEFAULTS.timeoutMs, 100, 600_000),
+  };
+  if (name === 'revoke') {
+    for (const flag of ['watch', 'serve', 'interval', 'port'] as const) {
+      if (values[flag] !== undefined) throw new CliUsageError(`--${flag} is an option of inspect, not of revoke`);
+    }
+    if ((values.resource === undefined) === (values.path === undefined)) {
+      throw new CliUsageError('revoke needs the lock: either --resource <name> (under --root) or --path <zkPath>');
+    }
+    const layout = values.layout ?? 'nestjs-zk-lock';
+    if (layout !== 'nestjs-zk-lock' && layout !== 'curator' && layout !== 'kazoo') {
+      throw new CliUsageError(`--layout must be nestjs-zk-lock, curator or kazoo, got ${JSON.stringify(layout)}`);
+    }
+    return {
+      name: 'revoke',
+      args: {
+        ...connection,
+        resource: values.resource,
+        path: values.path,
+        layout,
+        forceAfterMs: values['force-after'] === undefined ? undefined : integer(values['force-after'], '--force-after', 0, 0, 2_147_483_647),
+        json: values.json ?? false,
+      },
+    };
+  }
+  for (const flag of ['resource', 'path', 'layout', 'force-after'] as const) {
+    if (values[flag] !== undefined) throw new CliUsageError(`--${flag} is an option of revoke, not of inspect`);
   }
   if (values.serve && values.json) throw new CliUsageError('--serve and --json do not go together: pick one');
   if (values.serve && values.watch) throw new CliUsageError('--serve refreshes the page by itself: drop --watch');
@@ -98,31 +176,15 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
     throw new CliUsageError('--interval needs --watch or --serve');
   }
   if (values.port !== undefined && !values.serve) throw new CliUsageError('--port needs --serve');
-  if ((values['tls-cert'] !== undefined || values['tls-key'] !== undefined) && values['tls-ca'] === undefined) {
-    throw new CliUsageError('--tls-cert and --tls-key need --tls-ca (the CA that signed the servers\' certificates)');
-  }
-  const passphrase = env.ZK_LOCK_TLS_PASSPHRASE || undefined;
   return {
     name: 'inspect',
     args: {
-      connect: values.connect,
-      root: values.root ?? DEFAULTS.root,
-      digest: values.digest ?? (env.ZK_LOCK_DIGEST || undefined),
-      tls:
-        values['tls-ca'] === undefined
-          ? undefined
-          : {
-              ca: values['tls-ca'],
-              ...(values['tls-cert'] === undefined ? {} : { cert: values['tls-cert'] }),
-              ...(values['tls-key'] === undefined ? {} : { key: values['tls-key'] }),
-              ...(passphrase === undefined || values['tls-key'] === undefined ? {} : { passphrase }),
-            },
+      ...connection,
       watch: values.watch ?? false,
       intervalMs: integer(values.interval, '--interval', DEFAULTS.intervalMs, 100, 3_600_000),
       json: values.json ?? false,
       serve: values.serve ?? false,
       port: integer(values.port, '--port', DEFAULTS.port, 0, 65_535),
-      timeoutMs: integer(values.timeout, '--timeout', DEFAULTS.timeoutMs, 100, 600_000),
     },
   };
 }

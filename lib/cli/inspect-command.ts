@@ -1,19 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
-import { InvalidOptionsError, ZkConnectionError, ZkLockError, ZkTlsError } from '../errors.js';
 import { PAGE_HEADERS, renderPage } from '../live-view/page.js';
 import { type LockViewData, toViewData } from '../live-view/view-model.js';
 import { inspectAll } from '../recipes/inspect-all.js';
-import { RecipeRuntime } from '../recipes/recipe-runtime.js';
-import { ZkConnection } from '../zookeeper/zk-connection.js';
 import { CliUsageError, type InspectArgs } from './args.js';
+import { connect, messageOf, openConnection, type Output } from './cli-connection.js';
 import { formatHeading, formatTable } from './table.js';
-
-/** Where the command writes; the process's streams, or a test's. */
-export interface Output {
-  out(text: string): void;
-  err(text: string): void;
-}
 
 /**
  * `nestjs-zk-lock inspect`: one read of every lock under --root, printed; or repeated (--watch);
@@ -21,13 +13,9 @@ export interface Output {
  * Resolves when done (--watch and --serve run until `stop` aborts).
  */
 export async function runInspect(args: InspectArgs, output: Output, stop: AbortSignal): Promise<void> {
-  const { connection, runtime } = open(args);
+  const { connection, runtime } = openConnection(args);
   try {
-    await connection.connect().catch((error: unknown) => {
-      if (!(error instanceof ZkConnectionError)) throw error;
-      if (error instanceof ZkTlsError) throw new ZkUnreachableError(`${error.message} Here: check --tls-ca, --tls-cert and --tls-key.`);
-      throw new ZkUnreachableError(`${error.message} Here: check --connect, or raise --timeout (now ${args.timeoutMs} ms) on a slow network.`);
-    });
+    await connect(connection, args);
     const read = async (): Promise<LockViewData> => ({
       ...toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) })),
       tls: connection.tls,
@@ -41,29 +29,6 @@ export async function runInspect(args: InspectArgs, output: Output, stop: AbortS
     await watch(args, read, output, stop);
   } finally {
     connection.close();
-  }
-}
-
-/** Options turned into a connection and a runtime, with the CLI's flag names in any complaint. */
-function open(args: InspectArgs): { connection: ZkConnection; runtime: RecipeRuntime } {
-  let connection: ZkConnection;
-  try {
-    connection = new ZkConnection({
-      connectionString: args.connect,
-      connectTimeoutMs: args.timeoutMs,
-      ...(args.digest === undefined ? {} : { digest: args.digest }),
-      ...(args.tls === undefined ? {} : { tls: args.tls }),
-    });
-  } catch (error) {
-    const option = error instanceof InvalidOptionsError ? error.option : '';
-    const flag =
-      option === 'digest' ? '--digest' : option === 'tls.passphrase' ? 'ZK_LOCK_TLS_PASSPHRASE' : option.startsWith('tls') ? `--tls-${option.slice(4) || 'ca'}` : '--connect';
-    throw new CliUsageError(`Bad ${flag}: ${messageOf(error)}`);
-  }
-  try {
-    return { connection, runtime: new RecipeRuntime(connection, { rootPath: args.root }) };
-  } catch (error) {
-    throw new CliUsageError(`Bad --root: ${messageOf(error)}`);
   }
 }
 
@@ -126,15 +91,3 @@ function sleep(ms: number, stop: AbortSignal): Promise<void> {
   });
 }
 
-/** No ZooKeeper server answered: exit code 1, and the message says what to check. */
-export class ZkUnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ZkUnreachableError';
-  }
-}
-
-export function messageOf(error: unknown): string {
-  if (error instanceof ZkLockError || error instanceof Error) return error.message;
-  return String(error);
-}

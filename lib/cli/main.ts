@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 import { CliUsageError, parseCommand, USAGE } from './args.js';
-import { messageOf, runInspect } from './inspect-command.js';
+import { messageOf } from './cli-connection.js';
+import { runInspect } from './inspect-command.js';
+import { runRevoke } from './revoke-command.js';
 
 /**
- * The `nestjs-zk-lock` command. Exit codes: 0 done, 1 ZooKeeper could not be read, 2 bad command line.
+ * The `nestjs-zk-lock` command (inspect, revoke). Exit codes: 0 done, 1 ZooKeeper could not be
+ * read or written, 2 bad command line.
  */
 async function main(argv: readonly string[]): Promise<number> {
   const output = { out: (text: string) => process.stdout.write(text), err: (text: string) => process.stderr.write(text) };
@@ -21,7 +24,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const stop = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
   try {
-    await runInspect(command.args, output, stop.signal);
+    if (command.name === 'revoke') await runRevoke(command.args, output, stop.signal);
+    else await runInspect(command.args, output, stop.signal);
     return 0;
   } catch (error) {
     process.stderr.write(`nestjs-zk-lock: ${messageOf(error)}\n`);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LockViewData } from '../../lib/live-view/view-model.js';
-import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { FairLock, QueueLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
@@ -181,5 +182,35 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`No lock is held or waited for under ${rootPath}.\n`);
     expect(await exists(connection, rootPath)).toBe(false);
+  });
+
+  it('revoke: asks a revocable Curator-layout holder (--json lists the node); forces a plain holder of ours after --force-after, and the waiter gets the lock', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    const rootPath = uniqueRoot('clirevoke');
+    const zkPath = `${rootPath}-svc/lock`;
+    const curatorHolder = await new QueueLock(a!, curatorMutexDriver, { rootPath }).acquire('svc', { zkPath, onReleaseRequest: 'notify' });
+    const heard = new Promise((resolve) => curatorHolder.releaseRequested.addEventListener('abort', resolve, { once: true }));
+    const asked = await run(['revoke', '--connect', zk.connectString, '--path', zkPath, '--layout', 'curator', '--json']);
+    expect(asked.code).toBe(0);
+    const result = JSON.parse(asked.stdout) as { requested: string[]; notAsked: string[]; forced: string[] };
+    expect(result.requested).toEqual([curatorHolder.path]);
+    await heard; // the holder heard it (the test times out otherwise)
+    await curatorHolder.release();
+
+    const plain = await new FairLock(a!, { rootPath }).acquire('orders/1');
+    const waiting = new FairLock(b!, { rootPath }).acquire('orders/1');
+    await queueLength(a!, `${rootPath}/${encodeResource('orders/1')}`, 2);
+    const forced = await run(['revoke', '--connect', zk.connectString, '--root', rootPath, '--resource', 'orders/1', '--force-after', '100']);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain(`not revocable (taken without onReleaseRequest): ${plain.path} (forced)`);
+    await (await waiting).release();
+    await plain.release().catch(() => undefined);
+
+    const noLock = await run(['revoke', '--connect', zk.connectString, '--root', rootPath]);
+    expect(noLock.code).toBe(2);
+    expect(noLock.stderr).toMatch(/either --resource <name> \(under --root\) or --path <zkPath>/);
+    const wrongFlag = await run(['revoke', '--connect', zk.connectString, '--resource', 'x', '--watch']);
+    expect(wrongFlag.code).toBe(2);
+    expect(wrongFlag.stderr).toMatch(/--watch is an option of inspect/);
   });
 });
