@@ -155,20 +155,22 @@ export class ReentrantLocks {
   }
 
   /**
-   * Curator's and kazoo's locks have no downgrade, and their kinds on one path do not know each
-   * other (a kazoo read or write waits for the context's own kazoo lock: a deadlock): a context holds
-   * one kind of each such lock at a time.
+   * The kinds of a Curator or kazoo lock on one path do not know each other (a kazoo read or write
+   * waits for the context's own kazoo lock: a deadlock), and kazoo has no downgrade: a context holds
+   * one kind of such a lock at a time, except Curator's read/write pair, which follows our rules
+   * (a read under the context's own write is a downgrade; an upgrade is refused).
    * @throws IncompatibleLockError when the context holds or waits for another kind of it.
    */
   private assertOneKind(context: LockContext, request: LockRequest): void {
+    const readWrite = request.layout === 'curator' && (request.slot === 'read' || request.slot === 'write');
     for (const slot of OTHER_SLOTS) {
-      if (slot === request.slot) continue;
+      if (slot === request.slot || (readWrite && (slot === 'read' || slot === 'write'))) continue;
       const key = contextKey(this.scope, slot, request.lockId);
       if (context.live(this.scope, slot, request.lockId) || context.pending.has(key)) {
         throw new IncompatibleLockError(
           request.resource,
           `this context already holds or waits for it as ${slot === 'semaphore' ? 'a semaphore' : `a ${slot} lock`}, and in the ` +
-            `'${request.layout}' layout one context takes one kind of a lock at a time (there is no downgrade); release that one first`,
+            `'${request.layout}' layout one context takes one kind of a lock at a time; release that one first`,
         );
       }
     }

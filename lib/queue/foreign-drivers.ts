@@ -98,6 +98,23 @@ export const curatorWriteDriver: LockDriver = foreignDriver('curator', ENTRY_KIN
 /** Curator's read lock: `_c_<uuid>-__READ__<seq>`; holds when no write is below it (other names do not count). */
 export const curatorReadDriver: LockDriver = foreignDriver('curator', ENTRY_KIND.read, () => `_c_${randomUUID()}-${READ}`, curatorReadWriteQueue, noWriteBelow);
 
+/**
+ * A read taken by the holder of a Curator write (a downgrade), as Curator 5.5+ makes it:
+ * `_c_<uuid>-__READ__<the write's sequence>`, EPHEMERAL, so that it sorts at the write's place and
+ * keeps later writers out after the write is released. Granted at once (the holder excludes everyone).
+ */
+export function curatorDowngradeDriver(writeSequence: string): LockDriver {
+  return {
+    ...foreignDriver('curator', ENTRY_KIND.downgradeRead, () => `_c_${randomUUID()}-${READ}${writeSequence}`, curatorReadWriteQueue, () => ({ granted: true })),
+    createMode: 'EPHEMERAL',
+  };
+}
+
+/** The write sequence of a Curator write lock's node name, or undefined for another name. */
+export function curatorWriteSequence(name: string): string | undefined {
+  return /__WRIT__(\d{10})$/.exec(name)?.[1];
+}
+
 const KAZOO_LOCK = '__lock__';
 const KAZOO_READ = '__rlock__';
 const KAZOO_SEQUENCE = /(__r?lock__)(-?\d{10})$/;

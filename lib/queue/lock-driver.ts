@@ -45,6 +45,12 @@ export interface LockDriver {
   /** The name prefix of one attempt's node in a session: ZooKeeper appends the sequence. */
   prefix(sessionId: string): string;
   /**
+   * `'EPHEMERAL'`: the prefix is the whole name, ending in a sequence of its own (Curator's
+   * downgrade read, which takes its write's sequence).
+   * @default 'EPHEMERAL_SEQUENTIAL'
+   */
+  readonly createMode?: 'EPHEMERAL';
+  /**
    * The entries among a parent's children that this lock type queues with, in queue order.
    * @throws IncompatibleQueueError when the children hold nodes of another layout.
    */

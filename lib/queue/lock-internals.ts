@@ -92,7 +92,7 @@ export class LockInternals implements WaiterHost {
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       waiter.createSent = true;
-      const created = session.create(`${parent}/${waiter.prefix}`, data, 'EPHEMERAL_SEQUENTIAL', this.acl);
+      const created = session.create(`${parent}/${waiter.prefix}`, data, waiter.driver.createMode ?? 'EPHEMERAL_SEQUENTIAL', this.acl);
       const listed = session.getChildren(parent).then(
         (list) => ({ list }),
         (error: unknown) => ({ error }),

@@ -6,6 +6,7 @@ import { validatePermits } from './lock-kind.js';
 import { ENTRY_KIND } from '../queue/queue-entry.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
+import { curatorDowngradeDriver, curatorWriteSequence } from '../queue/foreign-drivers.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /** A lock type made of a queue of sequential nodes and a driver that says who holds. */
@@ -42,11 +43,11 @@ export class QueueLock implements LockRecipe {
     return this.take(resource, options, true);
   }
 
-  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, under?: UnderWrite): Promise<HeldLock | null> {
+  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, under?: UnderWrite, driver = this.driver): Promise<HeldLock | null> {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      runtime.queue.start({ parent: runtime.pathFor(resource, options.zkPath), driver: this.driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
+      runtime.queue.start({ parent: runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
     );
   }
 }
@@ -100,10 +101,14 @@ class DowngradeLock extends QueueLock {
     // The read queues in the write's own queue, wherever that is (a resource's, or a zkPath).
     const cut = writeLock.path.lastIndexOf('/');
     const kind = writeLock.path.slice(cut + 1, cut + 3);
-    if (![ENTRY_KIND.write, ENTRY_KIND.exclusive, ENTRY_KIND.revocableWrite, ENTRY_KIND.revocableExclusive].some((k) => kind === `${k}-`)) {
+    const curatorWrite = curatorWriteSequence(writeLock.path.slice(cut + 1));
+    if (
+      curatorWrite === undefined &&
+      ![ENTRY_KIND.write, ENTRY_KIND.exclusive, ENTRY_KIND.revocableWrite, ENTRY_KIND.revocableExclusive].some((k) => kind === `${k}-`)
+    ) {
       throw new InvalidOptionsError(
         'writeLock',
-        `downgrade needs a write or exclusive lock of this library's own layout, got ${writeLock.path}`,
+        `downgrade needs a write or exclusive lock of this library's own layout, or a write of the curator layout, got ${writeLock.path}`,
       );
     }
     if (!writeLock.isHeld()) throw lostReason(writeLock);
@@ -112,7 +117,8 @@ class DowngradeLock extends QueueLock {
     writeLock.pinNode();
     try {
       const zkPath = writeLock.path.slice(0, cut);
-      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined, zkPath }, false, writeLock);
+      const driver = curatorWrite === undefined ? undefined : curatorDowngradeDriver(curatorWrite);
+      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined, zkPath }, false, writeLock, driver);
       if (!writeLock.isHeld() && lock) {
         // The write ended while the read was being created: the read's place is not guaranteed.
         await lock.release().catch(() => undefined);

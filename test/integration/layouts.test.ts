@@ -85,6 +85,37 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     await w.release();
   });
 
+  it("curator layout: a read under the context's own write is a downgrade, as Curator 5.5 makes it (at the write's place): a writer queued behind waits for it after the write goes", async () => {
+    const rootPath = uniqueRoot('layout-curator-down');
+    const zkPath = `${rootPath}-svc/doc`;
+    const [a, b] = await Promise.all([app(rootPath, 'curator'), app(rootPath, 'curator')]);
+    const observer = await connect();
+    let releaseRead!: () => Promise<void>;
+    const ready = new Promise<void>((resolve) => {
+      void inContext(async () => {
+        const write = await a.locks.acquire('doc', { zkPath, mode: 'write' });
+        const read = await a.locks.acquire('doc', { zkPath, mode: 'read', waitTimeoutMs: 0 });
+        const names = await childrenOf(observer, zkPath);
+        const writeSeq = names.find((n) => CURATOR_WRITE.test(n))!.slice(-10);
+        expect(names.find((n) => n.includes('__READ__'))).toMatch(new RegExp(`^_c_[0-9a-f-]{36}-__READ__${writeSeq}$`));
+        expect(read.fencingToken).toBe(write.fencingToken);
+        const again = await a.locks.acquire('doc', { zkPath, mode: 'write', waitTimeoutMs: 0 }); // reentrant on the held write
+        await again.release();
+        await write.release();
+        releaseRead = () => read.release();
+        resolve();
+      });
+    });
+    await ready;
+    let writerHolds = false;
+    const writer = b.locks.acquire('doc', { zkPath, mode: 'write' }).then((lock) => ((writerHolds = true), lock));
+    await queueLength(observer, zkPath, 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(writerHolds).toBe(false);
+    await releaseRead();
+    await (await writer).release();
+  });
+
   it("kazoo layout: <hex>__lock__<seq> and __rlock__ nodes; a Lock ignores readers as kazoo's does, a WriteLock waits for them", async () => {
     const rootPath = uniqueRoot('layout-kazoo');
     const zkPath = `${rootPath}-svc/report`;
