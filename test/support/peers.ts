@@ -136,8 +136,8 @@ export class PeerProcess {
   async worker(name: string, connectString: string): Promise<PeerWorker> {
     this.send(`new ${name} ${connectString}`);
     this.open.add(name);
-    await this.reply(name, 'OK');
-    return new PeerWorker(this, name);
+    const ok = await this.reply(name, 'OK');
+    return new PeerWorker(this, name, ok.words[2]!);
   }
 
   /** Closes one worker: its session ends, so its nodes go. */
@@ -146,6 +146,8 @@ export class PeerProcess {
     if (this.exited) return;
     this.send(`close ${name}`);
     await this.reply(name, 'CLOSED');
+    // Nothing of this worker reaches a later one of the same name.
+    for (let i = this.unread.length - 1; i >= 0; i--) if (this.unread[i]!.words[1] === name) this.unread.splice(i, 1);
   }
 
   /** Closes every worker still open. */
@@ -198,7 +200,8 @@ export interface PendingAcquire {
 
 /** One worker of a peer: one session, taking its commands in order. */
 export class PeerWorker {
-  constructor(readonly peer: PeerProcess, readonly name: string) {}
+  /** @param sessionId the worker's ZooKeeper session id, as `0x` and hex digits */
+  constructor(readonly peer: PeerProcess, readonly name: string, readonly sessionId: string) {}
 
   /** Sends an acquire; see PendingAcquire. Options are `key=value` words of the protocol. */
   startAcquire(kind: string, path: string, ...options: string[]): PendingAcquire {

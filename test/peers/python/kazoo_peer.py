@@ -46,7 +46,7 @@ def say(line):
 
 
 def describe(error):
-    return " ".join(("%s: %s" % (type(error).__name__, error)).split())
+    return " ".join(("%s: %s" % (type(error).__name__, str(error) or repr(error.args))).split())
 
 
 class Worker(object):
