@@ -68,12 +68,13 @@ describe('Curator and kazoo peers on one lock path', () => {
     const [java, python] = await Promise.all([javaWorker('j1'), pythonWorker('p1')]);
     // Curator sorts kazoo's `<hex>__lock__<seq>` by its whole name (no `lock-` in it), after its own
     // `0000000000` key; kazoo's pattern `__lock__` does not see Curator's `_c_<uuid>-lock-<seq>`.
+    // Each second holder is granted on its first look (timeout=0), the first still holding.
     expect(await java.acquire('mutex', path)).toMatch(/\/_c_[0-9a-f-]{36}-lock-0000000000$/);
-    expect(await python.acquire('lock', path)).toMatch(/\/[0-9a-f]{32}__lock__0000000001$/);
+    expect(await python.tryAcquire('lock', path)).toMatch(/\/[0-9a-f]{32}__lock__0000000001$/);
     await Promise.all([java.release(), python.release()]);
 
     await python.acquire('lock', path);
-    await java.acquire('mutex', path);
+    expect(await java.tryAcquire('mutex', path)).toBeDefined();
   });
 
   it("kazoo's extra_lock_patterns=['-lock-'] makes kazoo wait for Curator, but not Curator for kazoo", async () => {
@@ -82,9 +83,9 @@ describe('Curator and kazoo peers on one lock path', () => {
     // kazoo now matches `-lock-<seq>` too, so it sees Curator's node before its own and waits.
     const javaNode = await java.acquire('mutex', path);
     await waitsFor(java, javaNode, python, 'lock', path, 'extra=-lock-');
-    // Curator still sorts kazoo's `__lock__` node by its whole name, after its own: it takes the lock
-    // while kazoo holds.
-    await java.acquire('mutex', path);
+    // Curator still sorts kazoo's `__lock__` node by its whole name, after its own: it is granted on
+    // its first look while kazoo holds.
+    expect(await java.tryAcquire('mutex', path)).toBeDefined();
   });
 
   it('a Curator mutex and the write lock of a Curator InterProcessReadWriteLock both hold at once, whichever comes first', async () => {
@@ -93,11 +94,11 @@ describe('Curator and kazoo peers on one lock path', () => {
     // The write lock sorts the mutex's `_c_…-lock-…` by its whole name (no `__READ__`/`__WRIT__`),
     // after its own key; the mutex sorts `_c_…-__WRIT__<seq>` by its whole name (no `lock-`).
     await first.acquire('mutex', path);
-    expect(await second.acquire('write', path)).toMatch(/-__WRIT__0000000001$/);
+    expect(await second.tryAcquire('write', path)).toMatch(/-__WRIT__0000000001$/);
     await Promise.all([first.release(), second.release()]);
 
     await first.acquire('write', path);
-    await second.acquire('mutex', path);
+    expect(await second.tryAcquire('mutex', path)).toBeDefined();
   });
 
   it('a kazoo Lock subclass naming its nodes `<hex>-lock-<seq>` and a Curator mutex exclude each other', async () => {

@@ -23,32 +23,20 @@
  * Kinds: curator mutex | read | write | semaphore; kazoo lock | curator-lock | read | write | semaphore
  * (curator-lock: a kazoo Lock naming its nodes `<hex>-lock-<seq>`, which Curator sorts right).
  */
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { peerCommand, type PeerLanguage } from './peer-launch.js';
 
-export type PeerLanguage = 'curator' | 'kazoo';
+export type { PeerLanguage } from './peer-launch.js';
 
-const PEERS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../peers');
-const JAR_DIR = process.env.CURATOR_JAR_DIR ?? '/usr/share/java';
-const JARS = ['curator-recipes', 'curator-framework', 'curator-client', 'zookeeper', 'zookeeper-jute', 'guava', 'slf4j-api'];
-const KAZOO_PYTHON = process.env.KAZOO_PYTHON ?? '/usr/bin/python3';
-const MISSING = 'Run `bash scripts/ensure-peers.sh` (it installs them as root, otherwise prints the command).';
 /** Bound on waiting for one reply (never a measurement: a broken peer fails here, with its last lines). */
 const REPLY_TIMEOUT_MS = 30_000;
 
-/** One line a peer printed; `order` counts every line of every peer in arrival order. */
+/** One line a peer printed. */
 export interface PeerLine {
   readonly words: readonly string[];
   readonly text: string;
-  readonly order: number;
 }
-
-let arrivals = 0;
 
 interface Waiter {
   match: (line: PeerLine) => boolean;
@@ -82,15 +70,7 @@ export class PeerProcess {
 
   /** Starts a peer; the Java one is compiled once per test run into the run's temporary directory. */
   static async start(language: PeerLanguage): Promise<PeerProcess> {
-    const [command, args]: [string, string[]] =
-      language === 'curator' ? ['java', ['-cp', curatorClasspath(), 'CuratorPeer']] : [KAZOO_PYTHON, ['-u', join(PEERS_DIR, 'python/kazoo_peer.py')]];
-    if (language === 'kazoo') {
-      try {
-        execFileSync(KAZOO_PYTHON, ['-c', 'import kazoo'], { stdio: 'ignore' });
-      } catch {
-        throw new Error(`${KAZOO_PYTHON} cannot import kazoo. ${MISSING}`);
-      }
-    }
+    const { command, args } = peerCommand(language);
     const peer = new PeerProcess(language, spawn(command, args, { stdio: 'pipe' }));
     await peer.version;
     return peer;
@@ -174,7 +154,7 @@ export class PeerProcess {
 
   private arrive(text: string): void {
     this.lines.push(text);
-    const line: PeerLine = { words: text.split(' '), text, order: ++arrivals };
+    const line: PeerLine = { words: text.split(' '), text };
     for (const waiter of this.waiters) {
       if (waiter.match(line)) return waiter.resolve(line);
     }
@@ -289,34 +269,4 @@ export function usePeer(language: PeerLanguage): { readonly peer: PeerProcess } 
       return started;
     },
   };
-}
-
-/** The class path of the Curator peer: its classes, compiled on first use in this run, and the jars. */
-function curatorClasspath(): string {
-  const jars = JARS.map((name) => join(JAR_DIR, `${name}.jar`));
-  const missing = jars.filter((jar) => !existsSync(jar));
-  if (missing.length > 0) throw new Error(`The Curator peer needs ${missing.join(', ')}. ${MISSING}`);
-  const nop = join(JAR_DIR, 'slf4j-nop.jar');
-  if (existsSync(nop)) jars.push(nop);
-  const source = join(PEERS_DIR, 'java/CuratorPeer.java');
-  // Keyed by the source, so a run outside Vitest's run directory (plain /tmp) never uses stale classes.
-  const digest = createHash('sha256').update(readFileSync(source)).digest('hex').slice(0, 12);
-  const classes = join(tmpdir(), `curator-peer-classes-${digest}`);
-  if (!existsSync(join(classes, 'CuratorPeer.class'))) {
-    // Compiled aside, then renamed into place, so test files starting at once never see half a build.
-    const building = mkdtempSync(join(tmpdir(), 'curator-peer-build-'));
-    try {
-      execFileSync('javac', ['-cp', jars.join(':'), '-d', building, source], { stdio: 'pipe' });
-    } catch (error) {
-      rmSync(building, { recursive: true, force: true });
-      const output = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
-      throw new Error(`javac failed on CuratorPeer.java (javac and the Curator jars: ${MISSING}):\n${output}`);
-    }
-    try {
-      renameSync(building, classes);
-    } catch {
-      rmSync(building, { recursive: true, force: true }); // another file's build got there first
-    }
-  }
-  return [classes, ...jars].join(':');
 }
