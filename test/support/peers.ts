@@ -240,6 +240,11 @@ export class PeerWorker {
     await this.peer.reply(this.name, 'REVOKE-SENT');
   }
 
+  /** The next of `replies` from this worker, asked for or not (REVOKE-REQUESTED, and RELEASED after it). */
+  reply(...replies: string[]): Promise<PeerLine> {
+    return this.peer.reply(this.name, ...replies);
+  }
+
   /** Abandons this worker's waiting acquire (its outcome becomes CANCELLED). */
   cancel(): void {
     this.peer.send(`cancel ${this.name}`);
