@@ -10,13 +10,13 @@
  * request the server served between two mntr readings over every cycle run in between.
  */
 import type { LineWorker } from '../support/children.js';
-import { type BenchContext, connectedWorker, type Impl, rotate, stopWorkers } from '../support/context.js';
+import { type BenchContext, connectedWorker, connectedWorkerSession, type Impl, rotate, stopWorkers } from '../support/context.js';
 import { type Counters, diffCounters } from '../support/mntr.js';
 import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure, percentile } from '../support/stats.js';
 import { countTxnTypes } from '../support/txnlog.js';
-import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, placedWorkers, standaloneTarget } from '../support/target.js';
+import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, memberOfSession, placedWorkers, standaloneTarget } from '../support/target.js';
 
 /**
  * The contended warm-up, ms, of every workload that runs Curator: its JVMs keep getting faster for
@@ -69,6 +69,14 @@ export interface ContentionSettings {
   maxTxnsVsCurator?: boolean;
   /** Where to run (default: the main standalone server). */
   target?: BenchTarget;
+  /**
+   * Curator hosts this many sessions per JVM, a caller thread and a mutex each (`processes` sessions
+   * in processes / k JVMs), where a JVM per session is too heavy for the machine; needs
+   * callersPerProcess 1.
+   */
+  curatorSessionsPerJvm?: number;
+  /** Also report the fewest and the most cycles any one session completed in a round. */
+  grantsPerSession?: boolean;
 }
 
 type Variant = Impl | 'curator-own';
@@ -92,8 +100,11 @@ interface RoundFigures {
   txnsPerCycle: number;
   /** CPU time of the three servers per cycle, µs; ensembles only. */
   serverCpuUsPerCycle: number;
-  /** Fewest cycles one process completed over most: 1 is perfectly even. */
+  /** Fewest cycles one session completed over most: 1 is perfectly even. */
   evenness: number;
+  /** The fewest and the most cycles one session completed in the round. */
+  fewest: number;
+  most: number;
 }
 
 export async function runContention(ctx: BenchContext, s: ContentionSettings): Promise<WorkloadResult> {
@@ -106,20 +117,14 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   const cyclesRun = new Map<Variant, number>(impls.map((impl) => [impl, 0]));
   const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
   const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
+  // A Curator JVM hosting several sessions runs a caller thread per session.
+  const callersOf = (impl: Variant): number => (impl === 'curator' && s.curatorSessionsPerJvm ? s.curatorSessionsPerJvm : s.callersPerProcess);
   try {
     ctx.log(`${s.id}: starting ${s.processes} process(es) per implementation`);
     for (const impl of impls) {
-      const labels = Array.from({ length: s.processes }, (_, i) => `${impl}-${s.id}-${i + 1}`);
-      const kind = impl === 'curator-own' ? 'curator' : impl;
-      if (target.kind === 'ensemble') {
-        // The sessions spread evenly over the members (followers first), the same for every implementation.
-        const ensemble = target as EnsembleTarget;
-        const { workers, members } = await placedWorkers(ctx, ensemble, kind, labels, evenQuota(ensemble, s.processes));
-        groups.set(impl, workers);
-        spreads.set(impl, describeSpread(ensemble, members));
-      } else {
-        groups.set(impl, await Promise.all(labels.map((label) => connectedWorker(ctx, target, kind, label))));
-      }
+      const { workers, spread } = await startGroup(ctx, s, target, impl);
+      groups.set(impl, workers);
+      if (spread) spreads.set(impl, spread);
     }
     ctx.log(`${s.id}: warm-up`);
     for (const impl of impls) {
@@ -127,18 +132,18 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       await Promise.all(
         workers.map((w, i) => w.ask<UncontendedAnswer>({ name: 'uncontended', path: `/bench-${s.id}-warm/${impl}-${i}`, cycles: s.warmupCycles })),
       );
-      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl), s);
+      await window(workers, lockPath(impl), callersOf(impl), s.warmupMs, mutexes(impl), s);
     }
     const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
     const blocks = s.blocks ?? 1;
     for (let round = 0; round < s.rounds; round++) {
       ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
-      const tallies = new Map(impls.map((impl) => [impl, new WindowTally(s.processes)]));
+      const tallies = new Map(impls.map((impl) => [impl, new WindowTally()]));
       for (let block = 0; block < blocks; block++) {
         for (const impl of rotate(impls, round * blocks + block)) {
           const zxidBefore = target.kind === 'ensemble' ? await (target as EnsembleTarget).zxid() : undefined;
           const before = await target.counters();
-          const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs / blocks, mutexes(impl), s);
+          const answers = await window(groups.get(impl)!, lockPath(impl), callersOf(impl), s.durationMs / blocks, mutexes(impl), s);
           const after = await target.counters();
           if (zxidBefore) zxids.get(impl)!.push([zxidBefore, await (target as EnsembleTarget).zxid()]);
           tallies.get(impl)!.add(answers, diffCounters(before, after));
@@ -168,6 +173,44 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   }
 }
 
+/**
+ * Starts an implementation's workers (connected, placed on the ensemble's members as the workload
+ * wants) and says where their sessions sit. A Curator JVM with several sessions gets, on an
+ * ensemble, each session's member as its only host (the Java client picks a host at random, and a
+ * JVM cannot be restarted per session): the same spread as the others get by restarts.
+ */
+async function startGroup(ctx: BenchContext, s: ContentionSettings, target: BenchTarget, impl: Variant): Promise<{ workers: LineWorker[]; spread?: string }> {
+  const kind = impl === 'curator-own' ? 'curator' : impl;
+  const perJvm = impl === 'curator' ? (s.curatorSessionsPerJvm ?? 1) : 1;
+  const labels = Array.from({ length: s.processes / perJvm }, (_, i) => `${impl}-${s.id}-${i + 1}`);
+  if (perJvm > 1) {
+    const ensemble = target.kind === 'ensemble' ? (target as EnsembleTarget) : undefined;
+    const hostOf = (member: number): string => ensemble!.ensemble.servers.find((m) => m.id === member)!.connectString;
+    const connectOf = (session: number): string =>
+      ensemble && !ctx.quick ? hostOf(ensemble.members[session % ensemble.members.length]!) : target.connectString;
+    const started = await Promise.allSettled(
+      labels.map((label, jvm) =>
+        connectedWorkerSession(ctx, Array.from({ length: perJvm }, (_, j) => connectOf(jvm * perJvm + j)).join('|'), kind, label),
+      ),
+    );
+    const workers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.worker] : []));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await stopWorkers(workers);
+      throw failed.reason;
+    }
+    const members = started.flatMap((r) => (r.status === 'fulfilled' ? r.value.sessionIds.map(memberOfSession) : []));
+    return { workers, spread: ensemble ? describeSpread(ensemble, members) : undefined };
+  }
+  if (target.kind === 'ensemble') {
+    // The sessions spread evenly over the members (followers first), the same for every implementation.
+    const ensemble = target as EnsembleTarget;
+    const { workers, members } = await placedWorkers(ctx, ensemble, kind, labels, evenQuota(ensemble, s.processes));
+    return { workers, spread: describeSpread(ensemble, members) };
+  }
+  return { workers: await Promise.all(labels.map((label) => connectedWorker(ctx, target, kind, label))) };
+}
+
 /** One implementation's windows of a round, summed. */
 class WindowTally {
   private counted = 0;
@@ -177,19 +220,20 @@ class WindowTally {
   private notifications = 0;
   private proposals = 0;
   private serverCpuMs = 0;
-  private readonly perProcess: number[];
-
-  constructor(processes: number) {
-    this.perProcess = new Array<number>(processes).fill(0);
-  }
+  /** Counted cycles per session (a worker's sessions in order, the workers in order). */
+  private readonly perSession: number[] = [];
 
   add(answers: ContendAnswer[], delta: Counters): void {
-    answers.forEach((answer, i) => {
+    answers
+      .flatMap((answer) => answer.perSession ?? [answer.cycles])
+      .forEach((cycles, i) => {
+        this.perSession[i] = (this.perSession[i] ?? 0) + cycles;
+      });
+    for (const answer of answers) {
       this.counted += answer.cycles;
       this.all += answer.allCycles;
-      this.perProcess[i]! += answer.cycles;
       for (const wait of answer.waitsNs) this.waitsNs.push(wait);
-    });
+    }
     this.requests += delta.requests;
     this.notifications += delta.notifications;
     this.proposals += delta.proposals;
@@ -205,7 +249,9 @@ class WindowTally {
       notificationsPerCycle: this.notifications / this.all,
       txnsPerCycle: this.proposals / this.all,
       serverCpuUsPerCycle: (this.serverCpuMs * 1000) / this.all,
-      evenness: Math.min(...this.perProcess) / Math.max(...this.perProcess),
+      evenness: Math.min(...this.perSession) / Math.max(...this.perSession),
+      fewest: Math.min(...this.perSession),
+      most: Math.max(...this.perSession),
     };
   }
 }
@@ -253,6 +299,8 @@ function summarise(
       txns: ensemble ? of(impl, 'txnsPerCycle') : undefined,
       serverCpu: ensemble ? of(impl, 'serverCpuUsPerCycle') : undefined,
       evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
+      fewest: s.grantsPerSession ? of(impl, 'fewest') : undefined,
+      most: s.grantsPerSession ? of(impl, 'most') : undefined,
       vsCurator: vsCurator(impl),
       vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
     },
@@ -304,7 +352,13 @@ function summarise(
             { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
           ]
         : []),
-      ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
+      ...(s.grantsPerSession
+        ? [
+            { key: 'fewest', label: 'fewest per session', digits: 0 },
+            { key: 'most', label: 'most per session', digits: 0 },
+          ]
+        : []),
+      ...(s.processes > 1 ? [{ key: 'evenness', label: s.grantsPerSession ? 'fewest/most' : 'fewest/most per process', digits: 2 }] : []),
       { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
       ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
     ],
@@ -324,6 +378,9 @@ function summarise(
             ),
             "write txns: the leader's zk_proposal_count over every cycle run in the windows (requests and notifications are summed over the three members); server CPU: the three server JVMs' user + system time (10 ms ticks).",
           ]
+        : []),
+      ...(s.curatorSessionsPerJvm && impls.includes('curator')
+        ? [`Curator: ${s.processes} sessions as ${s.curatorSessionsPerJvm} threads (a session and a mutex each) in each of ${s.processes / s.curatorSessionsPerJvm} JVMs.`]
         : []),
       `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each${(s.blocks ?? 1) > 1 ? `, in ${s.blocks} windows that the implementations take in turn` : ''}, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
     ],
