@@ -62,7 +62,7 @@ export function capacityModel(results: readonly WorkloadResult[]): WorkloadResul
     rows,
     checks: [],
     notes: [
-      `operations/s = the ensemble's highest measured write rate (${sizes.map((size) => `${size} nodes: ${formatNumber(rates.get(size)!)} write txns/s`).join('; ')}, from ensemble-writes) / the write transactions per operation measured by the leader in the workload named; an upper bound, if the ensemble did nothing else. All servers and clients shared this machine's cores: see "Capacity model" above for what carries over to an ensemble on separate machines.`,
+      `operations/s = the ensemble's highest measured write rate (${sizes.map((size) => `${size} nodes: ${formatNumber(rates.get(size)!)} write txns/s`).join('; ')}, from ensemble-writes) / the write transactions per operation measured by the leader in the workload named; an upper bound, if the ensemble did nothing else. All servers and clients shared this machine's cores: what carries over to an ensemble on separate machines is in docs/benchmarks.md, "Capacity model".`,
     ],
     details: { writeRates: Object.fromEntries(rates) },
   };
