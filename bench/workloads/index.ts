@@ -190,7 +190,7 @@ export const WORKLOADS: Workload[] = [
     run: async (ctx) => {
       const n = ctx.quick ? 8 : 32;
       const perJvm = 8;
-      const settings = await onEnsemble(ctx, 'ensemble-fairness', `${n} sessions (${n} processes; Curator: ${n / perJvm} JVMs x ${perJvm} sessions) contending`, n, 1, {
+      const settings = await onEnsemble(ctx, 'ensemble-fairness', `${n} sessions (${n} processes; Curator: ${n / perJvm} JVM${n > perJvm ? 's' : ''} x ${perJvm} sessions) contending`, n, 1, {
         rounds: 3,
       });
       return runContention(ctx, { ...settings, ours: ['lockservice'], curatorSessionsPerJvm: perJvm, grantsPerSession: true });
