@@ -13,6 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../test/support/zk-server.js';
 import { parseArgs, USAGE } from './support/args.js';
+import { capacityModel } from './support/capacity.js';
 import { killAllChildren } from './support/children.js';
 import { connectedWorker, stopWorkers, type BenchContext } from './support/context.js';
 import { prepareCurator, type CuratorSetup } from './support/curator.js';
@@ -41,13 +42,13 @@ const servers: ZkServer[] = [];
 const ensembles: ZkEnsemble[] = [];
 
 /**
- * The ensemble workloads' servers: 3 members on loopback, data directory and transaction log (the
+ * The ensemble workloads' servers: 3 members (5 for one row of ensemble-writes) on loopback, data directory and transaction log (the
  * same directory) under `dataDirParent`, which must be a disk; ZooKeeper's default forceSync=yes
  * fsyncs the log before every acknowledgement, as production does.
  */
-async function startEnsemble(dataDirParent: string): Promise<ZkEnsemble> {
+async function startEnsemble(dataDirParent: string, size: number): Promise<ZkEnsemble> {
   assertOnDisk(dataDirParent);
-  const ensemble = await startZkEnsemble(3, {
+  const ensemble = await startZkEnsemble(size, {
     tickMs: TICK_MS,
     dataDirParent,
     jvmFlags: SERVER_JVM_FLAGS,
@@ -120,6 +121,31 @@ async function main(): Promise<number> {
   let disk: Promise<ZkServer> | undefined;
   let ensemble: Promise<EnsembleTarget> | undefined;
   let ensembleInfo: Record<string, unknown> | undefined;
+  // Debian's ZooKeeper 3.8.0 sometimes starts an ensemble in which the follower serving a client
+  // never applies one committed transaction (logged, all its threads idle, the other members past
+  // it): that client's next request hangs until its session's receive timeout. Seen within the
+  // first few thousand cycles of an ensemble when it happens at all, and reproduced with the raw
+  // client alone, so the warm-up doubles as a gate: an ensemble that stalls in it is replaced (see
+  // docs/benchmarks.md).
+  const gatedEnsemble = async (size: number): Promise<{ target: EnsembleTarget; replaced: number }> => {
+    for (let attempt = 1; ; attempt++) {
+      log(`starting a ${size}-node ZooKeeper ensemble, data and transaction log on disk (${tmpdir()}), fsync on`);
+      const started = await startEnsemble(tmpdir(), size);
+      const target = await ensembleTarget(started, `disk (${tmpdir()})`);
+      log(`ensemble up: leader is server ${target.leaderId}; warming it up`);
+      const warm = await connectedWorker(ctx, target, 'raw-pipelined', 'ensemble-warm-up');
+      try {
+        await warm.ask({ name: 'uncontended', path: '/bench-ensemble-warm-up', cycles: args.quick ? 100 : 3000 }, 30_000);
+        return { target, replaced: attempt - 1 };
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        log(`the ensemble stalled in its warm-up (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): replacing it`);
+        await started.stop();
+      } finally {
+        await stopWorkers([warm]);
+      }
+    }
+  };
   const ctx: BenchContext = {
     quick: args.quick,
     repoRoot,
@@ -135,41 +161,20 @@ async function main(): Promise<number> {
       return disk;
     },
     ensemble: () => {
-      ensemble ??= (async () => {
-        // Debian's ZooKeeper 3.8.0 sometimes starts an ensemble in which the follower serving a
-        // client never applies one committed transaction (logged, all its threads idle, the other
-        // members past it): that client's next request hangs until its session's receive timeout.
-        // Seen within the first few thousand cycles of an ensemble when it happens at all, and
-        // reproduced with the raw client alone, so the warm-up doubles as a gate: an ensemble
-        // that stalls in it is replaced (see docs/benchmarks.md).
-        for (let attempt = 1; ; attempt++) {
-          log(`starting a 3-node ZooKeeper ensemble, data and transaction log on disk (${tmpdir()}), fsync on`);
-          const started = await startEnsemble(tmpdir());
-          const target = await ensembleTarget(started, `disk (${tmpdir()})`);
-          ensembleInfo = {
-            members: 3,
-            storage: target.storage,
-            forceSync: 'yes (ZooKeeper default)',
-            leader: target.leaderId,
-            connectString: target.connectString,
-            replacedAfterStalling: attempt - 1,
-          };
-          log(`ensemble up: leader is server ${target.leaderId}; warming it up`);
-          const warm = await connectedWorker(ctx, target, 'raw-pipelined', 'ensemble-warm-up');
-          try {
-            await warm.ask({ name: 'uncontended', path: '/bench-ensemble-warm-up', cycles: args.quick ? 100 : 3000 }, 30_000);
-            return target;
-          } catch (error) {
-            if (attempt >= 3) throw error;
-            log(`the ensemble stalled in its warm-up (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): replacing it`);
-            await started.stop();
-          } finally {
-            await stopWorkers([warm]);
-          }
-        }
-      })();
+      ensemble ??= gatedEnsemble(3).then(({ target, replaced }) => {
+        ensembleInfo = {
+          members: 3,
+          storage: target.storage,
+          forceSync: 'yes (ZooKeeper default)',
+          leader: target.leaderId,
+          connectString: target.connectString,
+          replacedAfterStalling: replaced,
+        };
+        return target;
+      });
       return ensemble;
     },
+    otherEnsemble: async (size) => (await gatedEnsemble(size)).target,
     log,
   };
   const reported = (await server.fourLetter('srvr')).match(/Zookeeper version: ([0-9.]+)/)?.[1] ?? 'unknown version';
@@ -215,6 +220,13 @@ async function main(): Promise<number> {
       failures.push({ id: workload.id, error: text });
       console.error(`bench: workload ${workload.id} FAILED:\n${text}`);
     }
+  }
+
+  // Computed from the figures above (the ensemble's write rate over each recipe's writes per operation).
+  const capacity = capacityModel(results);
+  if (capacity) {
+    results.push(capacity);
+    console.log(`\n${formatText(capacity)}\n`);
   }
 
   const checks = results.flatMap((r) => r.checks.map((c) => ({ workload: r.id, ...c })));

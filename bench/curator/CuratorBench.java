@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -23,6 +24,10 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  */
 public final class CuratorBench {
   private static CuratorFramework client;
+  /** Every session this JVM opened (`connect` with several connect strings); `client` is the first. */
+  private static final List<CuratorFramework> clients = new ArrayList<>();
+  /** What `hold` took: released by `releaseAll`, each lock by the thread that took it (InterProcessMutex is owned by a thread). */
+  private static Holding holding;
   private static final Map<String, InterProcessMutex> mutexes = new HashMap<>();
   private static final Map<String, InterProcessReadWriteLock> rwLocks = new HashMap<>();
   private static final PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -43,6 +48,9 @@ public final class CuratorBench {
           case "connect" -> connect(opts);
           case "uncontended" -> uncontended(opts);
           case "contend" -> contend(opts);
+          case "hold" -> hold(opts);
+          case "releaseAll" -> releaseAll();
+          case "drain" -> drain(opts);
           case "quit" -> {
             quit();
             return;
@@ -56,17 +64,29 @@ public final class CuratorBench {
     quit();
   }
 
+  /**
+   * One session, or with several connect strings separated by `|` one session each (`contend` then
+   * gives caller thread t session t mod k): many sessions in one JVM, where a JVM per session is
+   * too heavy for the machine.
+   */
   private static void connect(Map<String, String> opts) throws Exception {
-    client = CuratorFrameworkFactory.builder()
-        .connectString(opts.get("connect"))
-        .sessionTimeoutMs(Integer.parseInt(opts.get("sessionTimeoutMs")))
-        .connectionTimeoutMs(10_000)
-        .retryPolicy(new ExponentialBackoffRetry(100, 3))
-        .build();
-    client.start();
-    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) throw new IllegalStateException("no connection in 20 s");
-    long session = client.getZookeeperClient().getZooKeeper().getSessionId();
-    out.println("{\"ok\":true,\"sessionId\":\"" + Long.toHexString(session) + "\"}");
+    StringBuilder ids = new StringBuilder();
+    for (String connect : opts.get("connect").split("\\|")) {
+      CuratorFramework c = CuratorFrameworkFactory.builder()
+          .connectString(connect)
+          .sessionTimeoutMs(Integer.parseInt(opts.get("sessionTimeoutMs")))
+          .connectionTimeoutMs(10_000)
+          .retryPolicy(new ExponentialBackoffRetry(100, 3))
+          .build();
+      c.start();
+      if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) throw new IllegalStateException("no connection to " + connect + " in 20 s");
+      clients.add(c);
+      if (ids.length() > 0) ids.append(',');
+      ids.append('"').append(Long.toHexString(c.getZookeeperClient().getZooKeeper().getSessionId())).append('"');
+    }
+    client = clients.get(0);
+    String first = ids.substring(0, ids.indexOf(",") < 0 ? ids.length() : ids.indexOf(","));
+    out.println("{\"ok\":true,\"sessionId\":" + first + ",\"sessionIds\":[" + ids + "]}");
   }
 
   private static InterProcessMutex mutex(String path) {
@@ -123,7 +143,8 @@ public final class CuratorBench {
       long[] waits = new long[1 << 16];
       perThread.add(waits);
       int index = t;
-      InterProcessMutex mutex = rw != null ? null : own ? new InterProcessMutex(client, path) : mutex(path);
+      CuratorFramework session = clients.get(t % clients.size());
+      InterProcessMutex mutex = rw != null ? null : own || clients.size() > 1 ? new InterProcessMutex(session, path) : mutex(path);
       long[] seed = { 1 + t * 7919L + ProcessHandle.current().pid() };
       threads[t] = new Thread(() -> {
         try {
@@ -168,7 +189,134 @@ public final class CuratorBench {
     StringBuilder json = new StringBuilder("{\"cycles\":").append(total).append(",\"allCycles\":").append(allCycles);
     json.append(",\"windowNs\":").append(windowEnd - windowStart);
     appendArray(json.append(",\"waitsNs\":"), waits, total);
+    if (clients.size() > 1) {
+      long[] perSession = new long[clients.size()];
+      for (int t = 0; t < callers; t++) perSession[t % clients.size()] += counts[t];
+      appendArray(json.append(",\"perSession\":"), perSession, perSession.length);
+    }
     out.println(json.append('}'));
+  }
+
+  /** Locks taken by `hold`, each thread keeping its share until `releaseAll`. */
+  private record Holding(CountDownLatch go, CountDownLatch released, long[] releaseStartNs, Throwable[] failure) {}
+
+  /**
+   * Takes `count` distinct locks (`path` itself when count is 1, else `path-0` ... `path-(count-1)`),
+   * each an InterProcessMutex, on at most 64 threads (each takes its share one after the other; a
+   * mutex is released by the thread that took it), and keeps them until `releaseAll`. Answers the
+   * time to take all, and the heap used after full collections before and after.
+   */
+  private static void hold(Map<String, String> opts) throws Exception {
+    if (holding != null) throw new IllegalStateException("already holding: releaseAll first");
+    String path = opts.get("path");
+    int count = Integer.parseInt(opts.get("count"));
+    boolean measureHeap = "1".equals(opts.get("gc"));
+    int threads = Math.min(64, count);
+    long heapBefore = measureHeap ? heapUsed() : 0;
+    CountDownLatch taken = new CountDownLatch(threads);
+    Holding h = new Holding(new CountDownLatch(1), new CountDownLatch(threads), new long[1], new Throwable[1]);
+    long t0 = System.nanoTime();
+    for (int t = 0; t < threads; t++) {
+      int first = t;
+      Thread thread = new Thread(() -> {
+        List<InterProcessMutex> mine = new ArrayList<>();
+        try {
+          for (int i = first; i < count; i += threads) {
+            InterProcessMutex m = new InterProcessMutex(client, count == 1 ? path : path + "-" + i);
+            m.acquire();
+            mine.add(m);
+          }
+        } catch (Throwable error) {
+          synchronized (h.failure()) {
+            h.failure()[0] = error;
+          }
+        }
+        taken.countDown();
+        try {
+          h.go().await();
+          for (InterProcessMutex m : mine) m.release();
+        } catch (Throwable error) {
+          synchronized (h.failure()) {
+            h.failure()[0] = error;
+          }
+        }
+        h.released().countDown();
+      });
+      thread.setDaemon(true);
+      thread.start();
+    }
+    taken.await();
+    long takeNs = System.nanoTime() - t0;
+    holding = h;
+    if (h.failure()[0] != null) throw new RuntimeException(h.failure()[0]);
+    long heapAfter = measureHeap ? heapUsed() : 0;
+    out.println("{\"takeMs\":" + takeNs / 1e6 + ",\"heapBeforeBytes\":" + heapBefore + ",\"heapAfterBytes\":" + heapAfter + "}");
+  }
+
+  /** Releases what `hold` took; answers the time, and when it started on the monotonic clock (µs, as Node's hrtime). */
+  private static void releaseAll() throws Exception {
+    Holding h = holding;
+    if (h == null) throw new IllegalStateException("nothing held");
+    holding = null;
+    long t0 = System.nanoTime();
+    h.go().countDown();
+    h.released().await();
+    long releaseNs = System.nanoTime() - t0;
+    if (h.failure()[0] != null) throw new RuntimeException(h.failure()[0]);
+    out.println("{\"releaseMs\":" + releaseNs / 1e6 + ",\"releaseStartUs\":" + t0 / 1e3 + "}");
+  }
+
+  /**
+   * `callers` threads each take the lock at `path` once (a mutex of its own: one watch on its
+   * predecessor, as our waiters) and release it at once. Answers each grant's and each release's
+   * instant on the monotonic clock, µs (System.nanoTime and Node's process.hrtime both read
+   * CLOCK_MONOTONIC on Linux, so instants from different processes compare).
+   */
+  private static void drain(Map<String, String> opts) throws Exception {
+    String path = opts.get("path");
+    int callers = Integer.parseInt(opts.get("callers"));
+    double[] grants = new double[callers];
+    double[] releases = new double[callers];
+    Throwable[] failure = new Throwable[1];
+    Thread[] threads = new Thread[callers];
+    for (int t = 0; t < callers; t++) {
+      int index = t;
+      InterProcessMutex mutex = new InterProcessMutex(client, path);
+      threads[t] = new Thread(() -> {
+        try {
+          mutex.acquire();
+          grants[index] = System.nanoTime() / 1e3;
+          releases[index] = System.nanoTime() / 1e3;
+          mutex.release();
+        } catch (Throwable error) {
+          synchronized (failure) {
+            failure[0] = error;
+          }
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread thread : threads) thread.join();
+    if (failure[0] != null) throw new RuntimeException(failure[0]);
+    StringBuilder json = new StringBuilder("{\"grantsUs\":");
+    appendDoubles(json, grants);
+    appendDoubles(json.append(",\"releasesUs\":"), releases);
+    out.println(json.append('}'));
+  }
+
+  /** Heap in use after full collections, bytes. */
+  private static long heapUsed() {
+    for (int i = 0; i < 4; i++) System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  private static void appendDoubles(StringBuilder json, double[] values) {
+    json.append('[');
+    for (int i = 0; i < values.length; i++) {
+      if (i > 0) json.append(',');
+      json.append(String.format(java.util.Locale.ROOT, "%.3f", values[i]));
+    }
+    json.append(']');
   }
 
   /** CPU time of the whole JVM (every thread: the client's, the JIT's, the GC's), like Node's process.cpuUsage(). */
@@ -177,7 +325,7 @@ public final class CuratorBench {
   }
 
   private static void quit() {
-    if (client != null) client.close();
+    for (CuratorFramework c : clients) c.close();
     out.println("{\"ok\":true}");
   }
 

@@ -22,6 +22,11 @@ export interface BenchContext {
   diskServer(): Promise<ZkServer>;
   /** A 3-node ensemble on loopback, data directory and transaction log on disk, started on first use. */
   ensemble(): Promise<EnsembleTarget>;
+  /**
+   * Another ensemble like it, of `size` members, started now; the caller stops it
+   * (`target.ensemble.stop()`), or the runner does at the end.
+   */
+  otherEnsemble(size: number): Promise<EnsembleTarget>;
   log(message: string): void;
 }
 
@@ -44,13 +49,16 @@ export async function connectedWorker(ctx: BenchContext, server: { readonly conn
   return (await connectedWorkerSession(ctx, server.connectString, impl, label)).worker;
 }
 
-/** connectedWorker, also answering the session's id (hex). */
+/**
+ * connectedWorker, also answering the session's id (hex). A Curator worker given several connect
+ * strings separated by `|` opens a session with each (see protocol.ts): `sessionIds` has them all.
+ */
 export async function connectedWorkerSession(
   ctx: BenchContext,
   connectString: string,
   impl: Impl,
   label: string = impl,
-): Promise<{ worker: LineWorker; sessionId: string }> {
+): Promise<{ worker: LineWorker; sessionId: string; sessionIds: string[] }> {
   let worker: LineWorker;
   if (impl === 'curator') {
     if (!ctx.curator) throw new Error(`the Curator baseline is not available: ${ctx.curatorMissing}`);
@@ -60,8 +68,8 @@ export async function connectedWorkerSession(
   }
   const connect: Command = { name: 'connect', connect: connectString, sessionTimeoutMs: ctx.sessionTimeoutMs };
   try {
-    const answer = await worker.ask<{ sessionId: string }>(connect, 60_000);
-    return { worker, sessionId: String(answer.sessionId) };
+    const answer = await worker.ask<{ sessionId: string; sessionIds?: string[] }>(connect, 60_000);
+    return { worker, sessionId: String(answer.sessionId), sessionIds: (answer.sessionIds ?? [answer.sessionId]).map(String) };
   } catch (error) {
     await worker.stop();
     throw error;

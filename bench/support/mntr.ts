@@ -28,6 +28,8 @@ export interface Counters {
   watches: number;
   packetsReceived: number;
   znodes: number;
+  /** Ephemeral nodes in the data tree (`zk_ephemerals_count`): every lock node is one. */
+  ephemerals: number;
   /**
    * Write transactions the leader proposed (`zk_proposal_count`): every quorum write, session
    * create/close and reaped container included. Only an ensemble's leader has it; 0 elsewhere.
@@ -69,6 +71,7 @@ export async function readCounters(port: number): Promise<Counters> {
     watches: get('zk_watch_count'),
     packetsReceived: get('zk_packets_received'),
     znodes: get('zk_znode_count'),
+    ephemerals: get('zk_ephemerals_count'),
     proposals: optional('zk_proposal_count'),
     serverCpuMs: 0,
   };
@@ -84,6 +87,7 @@ export function diffCounters(before: Counters, after: Counters): Counters {
     watches: after.watches - before.watches,
     packetsReceived: after.packetsReceived - before.packetsReceived,
     znodes: after.znodes - before.znodes,
+    ephemerals: after.ephemerals - before.ephemerals,
     proposals: after.proposals - before.proposals,
     serverCpuMs: after.serverCpuMs - before.serverCpuMs,
   };

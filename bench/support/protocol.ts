@@ -4,7 +4,10 @@
  * (values without spaces), one JSON object per answer on stdout. A worker exits at `quit` or when
  * its stdin closes, so it cannot outlive the benchmark.
  *
- * - `connect connect=<host:port> sessionTimeoutMs=<ms>` -> `{ ok, sessionId }`
+ * - `connect connect=<host:port> sessionTimeoutMs=<ms>` -> `{ ok, sessionId }`; Curator only: several
+ *   connect strings separated by `|` open a session each -> `{ ok, sessionId, sessionIds[] }`, and
+ *   `contend` then gives caller thread t session t mod k, a mutex each, and adds `perSession[]`
+ *   (the counted cycles of each session) to its answer.
  * - `uncontended path=<lock> cycles=<n>` -> `{ cycles, elapsedNs, cpuNs, latenciesNs[] }`: n
  *   acquire+release cycles on a free lock, one after the other; `cpuNs` is the CPU time the whole
  *   worker process used meanwhile (all its threads: the client library's, the JIT's, the GC's).
@@ -18,6 +21,18 @@
  *   its own InterProcessMutex instead of sharing one. Optional `readPercent=<p>`: the read/write lock
  *   (ours: LockService modes; Curator: InterProcessReadWriteLock), each operation a read with
  *   probability p% (a fixed-seed generator per caller); `holdMs=<ms>`: hold each lock that long.
+ * - `hold path=<lock> count=<n> [gc=1]` -> `{ takeMs, heapBeforeBytes, heapAfterBytes }`: takes n
+ *   distinct locks at once (`path` itself when n is 1, else `<path>-0` ... `<path>-(n-1)`) and keeps
+ *   them; with gc=1 the heap in use after full collections before and after (else 0).
+ * - `releaseAll` -> `{ releaseMs, releaseStartUs }`: releases what `hold` took; `releaseStartUs` is
+ *   when it began, on the monotonic clock (see `drain`).
+ * - `drain path=<lock> callers=<c>` -> `{ grantsUs[], releasesUs[] }`: c callers each take the lock
+ *   once and release it at once; each grant's and each release's instant on the monotonic clock in
+ *   µs (Node's process.hrtime and Java's System.nanoTime both read CLOCK_MONOTONIC on Linux, so
+ *   instants of different processes compare).
+ * - `writes path=<parent> inflight=<k> startAt=<epoch ms> durationMs=<ms>` (raw client only) ->
+ *   `{ writes, allWrites, latenciesUs[] }`: k chains, each creating an EPHEMERAL_SEQUENTIAL node under
+ *   `parent` and deleting it, over and over; `writes` counts the ones completed inside the window.
  * - `quit` -> `{ ok }`
  */
 export interface UncontendedAnswer {
@@ -32,6 +47,30 @@ export interface ContendAnswer {
   allCycles: number;
   windowNs: number;
   waitsNs: number[];
+  /** Counted cycles of each session, when the worker has several (Curator only). */
+  perSession?: number[];
+}
+
+export interface HoldAnswer {
+  takeMs: number;
+  heapBeforeBytes: number;
+  heapAfterBytes: number;
+}
+
+export interface ReleaseAllAnswer {
+  releaseMs: number;
+  releaseStartUs: number;
+}
+
+export interface DrainAnswer {
+  grantsUs: number[];
+  releasesUs: number[];
+}
+
+export interface WritesAnswer {
+  writes: number;
+  allWrites: number;
+  latenciesUs: number[];
 }
 
 export type Command =
@@ -49,6 +88,10 @@ export type Command =
       /** Time each operation holds its lock, ms (default 0). */
       holdMs?: number;
     }
+  | { name: 'hold'; path: string; count: number; gc?: 1 }
+  | { name: 'releaseAll' }
+  | { name: 'drain'; path: string; callers: number }
+  | { name: 'writes'; path: string; inflight: number; startAt: number; durationMs: number }
   | { name: 'quit' };
 
 export function formatCommand(command: Command): string {
@@ -94,6 +137,14 @@ export function parseCommand(line: string): Command {
         ...(options.readPercent === undefined ? {} : { readPercent: num('readPercent') }),
         ...(options.holdMs === undefined ? {} : { holdMs: num('holdMs') }),
       };
+    case 'hold':
+      return { name, path: str('path'), count: num('count'), ...(options.gc === '1' ? { gc: 1 as const } : {}) };
+    case 'releaseAll':
+      return { name };
+    case 'drain':
+      return { name, path: str('path'), callers: num('callers') };
+    case 'writes':
+      return { name, path: str('path'), inflight: num('inflight'), startAt: num('startAt'), durationMs: num('durationMs') };
     case 'quit':
       return { name };
     default:

@@ -75,6 +75,7 @@ export async function ensembleTarget(ensemble: ZkEnsemble, storage: string): Pro
         watches: sum('watches'),
         packetsReceived: sum('packetsReceived'),
         znodes: lead.znodes,
+        ephemerals: lead.ephemerals,
         proposals: lead.proposals,
         serverCpuMs: servers.reduce((acc, s) => acc + processCpuMs(s.pid), 0),
       };

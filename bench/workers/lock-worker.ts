@@ -17,6 +17,7 @@ import { LockService } from '../../lib/service/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { type Command, type ContendAnswer, parseCommand, type UncontendedAnswer } from '../support/protocol.js';
 import { connectRaw, ensurePath, rawPipelinedCycle, rawPromiseCycle, rawSequentialCycle, type RawClient } from './raw-client.js';
+import { drain, hold, releaseAll, writes } from './scale-commands.js';
 
 type Impl = 'raw-pipelined' | 'raw-sequential' | 'raw-promise' | 'fairlock' | 'simplelock' | 'lockservice' | 'lockservice-solo';
 const IMPLS: readonly Impl[] = ['raw-pipelined', 'raw-sequential', 'raw-promise', 'fairlock', 'simplelock', 'lockservice', 'lockservice-solo'];
@@ -157,6 +158,13 @@ async function contend({ path, callers, startAt, durationMs, readPercent, holdMs
   return { cycles: waits.length, allCycles, windowNs: durationMs * 1e6, waitsNs: waits };
 }
 
+/** The library's acquire for locks under `path`'s parent (hold and drain). */
+function libraryAcquire(path: string): (p: string) => Promise<{ release(): Promise<void> }> {
+  if (raw) throw new Error(`${impl} takes no locks`);
+  const lock = locker(path);
+  return (p) => lock.acquire(p);
+}
+
 async function handle(command: Command): Promise<object> {
   switch (command.name) {
     case 'connect':
@@ -165,6 +173,15 @@ async function handle(command: Command): Promise<object> {
       return uncontended(command);
     case 'contend':
       return contend(command);
+    case 'hold':
+      return hold(libraryAcquire(command.path), command);
+    case 'releaseAll':
+      return releaseAll();
+    case 'drain':
+      return drain(libraryAcquire(command.path), command);
+    case 'writes':
+      if (!raw) throw new Error(`${impl} has no writes mode (the raw client's only)`);
+      return writes(raw.handle, command);
     case 'quit':
       raw?.close();
       connection?.close();

@@ -10,13 +10,14 @@
  * request the server served between two mntr readings over every cycle run in between.
  */
 import type { LineWorker } from '../support/children.js';
-import { type BenchContext, connectedWorker, type Impl, rotate, stopWorkers } from '../support/context.js';
+import { type BenchContext, connectedWorker, connectedWorkerSession, type Impl, rotate, stopWorkers } from '../support/context.js';
 import { type Counters, diffCounters } from '../support/mntr.js';
 import type { ContendAnswer, UncontendedAnswer } from '../support/protocol.js';
-import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
-import { figure, type Figure, percentile } from '../support/stats.js';
+import type { WorkloadResult } from '../support/report.js';
+import { percentile } from '../support/stats.js';
 import { countTxnTypes } from '../support/txnlog.js';
-import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, placedWorkers, standaloneTarget } from '../support/target.js';
+import { type RoundFigures, summarise, type Variant } from './contention-report.js';
+import { type BenchTarget, describeSpread, type EnsembleTarget, evenQuota, memberOfSession, placedWorkers, standaloneTarget } from '../support/target.js';
 
 /**
  * The contended warm-up, ms, of every workload that runs Curator: its JVMs keep getting faster for
@@ -69,31 +70,14 @@ export interface ContentionSettings {
   maxTxnsVsCurator?: boolean;
   /** Where to run (default: the main standalone server). */
   target?: BenchTarget;
-}
-
-type Variant = Impl | 'curator-own';
-
-const LABELS: Partial<Record<Variant, string>> = {
-  curator: 'Curator InterProcessMutex',
-  'curator-own': 'Curator, one InterProcessMutex per thread',
-  lockservice: 'ours: LockService',
-  'lockservice-solo': 'ours: LockService, cohort: false',
-  fairlock: 'ours: FairLock (fair queue)',
-  simplelock: 'ours: SimpleLock (one node, unfair)',
-};
-
-interface RoundFigures {
-  rate: number;
-  waitP50Ms: number;
-  waitP99Ms: number;
-  requestsPerCycle: number;
-  notificationsPerCycle: number;
-  /** Write transactions (the leader's proposals) per cycle; ensembles only. */
-  txnsPerCycle: number;
-  /** CPU time of the three servers per cycle, µs; ensembles only. */
-  serverCpuUsPerCycle: number;
-  /** Fewest cycles one process completed over most: 1 is perfectly even. */
-  evenness: number;
+  /**
+   * Curator hosts this many sessions per JVM, a caller thread and a mutex each (`processes` sessions
+   * in processes / k JVMs), where a JVM per session is too heavy for the machine; needs
+   * callersPerProcess 1.
+   */
+  curatorSessionsPerJvm?: number;
+  /** Also report the fewest and the most cycles any one session completed in a round. */
+  grantsPerSession?: boolean;
 }
 
 export async function runContention(ctx: BenchContext, s: ContentionSettings): Promise<WorkloadResult> {
@@ -106,20 +90,14 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   const cyclesRun = new Map<Variant, number>(impls.map((impl) => [impl, 0]));
   const lockPath = (impl: Variant): string => `/bench-${s.id}/${impl}`;
   const mutexes = (impl: Variant): 'own' | undefined => (impl === 'curator-own' ? 'own' : undefined);
+  // A Curator JVM hosting several sessions runs a caller thread per session.
+  const callersOf = (impl: Variant): number => (impl === 'curator' && s.curatorSessionsPerJvm ? s.curatorSessionsPerJvm : s.callersPerProcess);
   try {
     ctx.log(`${s.id}: starting ${s.processes} process(es) per implementation`);
     for (const impl of impls) {
-      const labels = Array.from({ length: s.processes }, (_, i) => `${impl}-${s.id}-${i + 1}`);
-      const kind = impl === 'curator-own' ? 'curator' : impl;
-      if (target.kind === 'ensemble') {
-        // The sessions spread evenly over the members (followers first), the same for every implementation.
-        const ensemble = target as EnsembleTarget;
-        const { workers, members } = await placedWorkers(ctx, ensemble, kind, labels, evenQuota(ensemble, s.processes));
-        groups.set(impl, workers);
-        spreads.set(impl, describeSpread(ensemble, members));
-      } else {
-        groups.set(impl, await Promise.all(labels.map((label) => connectedWorker(ctx, target, kind, label))));
-      }
+      const { workers, spread } = await startGroup(ctx, s, target, impl);
+      groups.set(impl, workers);
+      if (spread) spreads.set(impl, spread);
     }
     ctx.log(`${s.id}: warm-up`);
     for (const impl of impls) {
@@ -127,18 +105,18 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
       await Promise.all(
         workers.map((w, i) => w.ask<UncontendedAnswer>({ name: 'uncontended', path: `/bench-${s.id}-warm/${impl}-${i}`, cycles: s.warmupCycles })),
       );
-      await window(workers, lockPath(impl), s.callersPerProcess, s.warmupMs, mutexes(impl), s);
+      await window(workers, lockPath(impl), callersOf(impl), s.warmupMs, mutexes(impl), s);
     }
     const rounds = new Map<Variant, RoundFigures[]>(impls.map((impl) => [impl, []]));
     const blocks = s.blocks ?? 1;
     for (let round = 0; round < s.rounds; round++) {
       ctx.log(`${s.id}: round ${round + 1}/${s.rounds}`);
-      const tallies = new Map(impls.map((impl) => [impl, new WindowTally(s.processes)]));
+      const tallies = new Map(impls.map((impl) => [impl, new WindowTally()]));
       for (let block = 0; block < blocks; block++) {
         for (const impl of rotate(impls, round * blocks + block)) {
           const zxidBefore = target.kind === 'ensemble' ? await (target as EnsembleTarget).zxid() : undefined;
           const before = await target.counters();
-          const answers = await window(groups.get(impl)!, lockPath(impl), s.callersPerProcess, s.durationMs / blocks, mutexes(impl), s);
+          const answers = await window(groups.get(impl)!, lockPath(impl), callersOf(impl), s.durationMs / blocks, mutexes(impl), s);
           const after = await target.counters();
           if (zxidBefore) zxids.get(impl)!.push([zxidBefore, await (target as EnsembleTarget).zxid()]);
           tallies.get(impl)!.add(answers, diffCounters(before, after));
@@ -168,6 +146,44 @@ export async function runContention(ctx: BenchContext, s: ContentionSettings): P
   }
 }
 
+/**
+ * Starts an implementation's workers (connected, placed on the ensemble's members as the workload
+ * wants) and says where their sessions sit. A Curator JVM with several sessions gets, on an
+ * ensemble, each session's member as its only host (the Java client picks a host at random, and a
+ * JVM cannot be restarted per session): the same spread as the others get by restarts.
+ */
+async function startGroup(ctx: BenchContext, s: ContentionSettings, target: BenchTarget, impl: Variant): Promise<{ workers: LineWorker[]; spread?: string }> {
+  const kind = impl === 'curator-own' ? 'curator' : impl;
+  const perJvm = impl === 'curator' ? (s.curatorSessionsPerJvm ?? 1) : 1;
+  const labels = Array.from({ length: s.processes / perJvm }, (_, i) => `${impl}-${s.id}-${i + 1}`);
+  if (perJvm > 1) {
+    const ensemble = target.kind === 'ensemble' ? (target as EnsembleTarget) : undefined;
+    const hostOf = (member: number): string => ensemble!.ensemble.servers.find((m) => m.id === member)!.connectString;
+    const connectOf = (session: number): string =>
+      ensemble && !ctx.quick ? hostOf(ensemble.members[session % ensemble.members.length]!) : target.connectString;
+    const started = await Promise.allSettled(
+      labels.map((label, jvm) =>
+        connectedWorkerSession(ctx, Array.from({ length: perJvm }, (_, j) => connectOf(jvm * perJvm + j)).join('|'), kind, label),
+      ),
+    );
+    const workers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value.worker] : []));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) {
+      await stopWorkers(workers);
+      throw failed.reason;
+    }
+    const members = started.flatMap((r) => (r.status === 'fulfilled' ? r.value.sessionIds.map(memberOfSession) : []));
+    return { workers, spread: ensemble ? describeSpread(ensemble, members) : undefined };
+  }
+  if (target.kind === 'ensemble') {
+    // The sessions spread evenly over the members (followers first), the same for every implementation.
+    const ensemble = target as EnsembleTarget;
+    const { workers, members } = await placedWorkers(ctx, ensemble, kind, labels, evenQuota(ensemble, s.processes));
+    return { workers, spread: describeSpread(ensemble, members) };
+  }
+  return { workers: await Promise.all(labels.map((label) => connectedWorker(ctx, target, kind, label))) };
+}
+
 /** One implementation's windows of a round, summed. */
 class WindowTally {
   private counted = 0;
@@ -177,19 +193,20 @@ class WindowTally {
   private notifications = 0;
   private proposals = 0;
   private serverCpuMs = 0;
-  private readonly perProcess: number[];
-
-  constructor(processes: number) {
-    this.perProcess = new Array<number>(processes).fill(0);
-  }
+  /** Counted cycles per session (a worker's sessions in order, the workers in order). */
+  private readonly perSession: number[] = [];
 
   add(answers: ContendAnswer[], delta: Counters): void {
-    answers.forEach((answer, i) => {
+    answers
+      .flatMap((answer) => answer.perSession ?? [answer.cycles])
+      .forEach((cycles, i) => {
+        this.perSession[i] = (this.perSession[i] ?? 0) + cycles;
+      });
+    for (const answer of answers) {
       this.counted += answer.cycles;
       this.all += answer.allCycles;
-      this.perProcess[i]! += answer.cycles;
       for (const wait of answer.waitsNs) this.waitsNs.push(wait);
-    });
+    }
     this.requests += delta.requests;
     this.notifications += delta.notifications;
     this.proposals += delta.proposals;
@@ -205,7 +222,9 @@ class WindowTally {
       notificationsPerCycle: this.notifications / this.all,
       txnsPerCycle: this.proposals / this.all,
       serverCpuUsPerCycle: (this.serverCpuMs * 1000) / this.all,
-      evenness: Math.min(...this.perProcess) / Math.max(...this.perProcess),
+      evenness: Math.min(...this.perSession) / Math.max(...this.perSession),
+      fewest: Math.min(...this.perSession),
+      most: Math.max(...this.perSession),
     };
   }
 }
@@ -223,116 +242,4 @@ function window(
   return Promise.all(
     workers.map((w) => w.ask<ContendAnswer>({ name: 'contend', path, callers, startAt, durationMs, mutexes, readPercent, holdMs }, durationMs + 120_000)),
   );
-}
-
-function summarise(
-  ctx: BenchContext,
-  s: ContentionSettings,
-  target: BenchTarget,
-  impls: Variant[],
-  rounds: Map<Variant, RoundFigures[]>,
-  spreads: Map<Variant, string>,
-  zxids: Map<Variant, [string, string][]>,
-  txnTypes: Map<Variant, Record<string, number>>,
-): WorkloadResult {
-  const ensemble = target.kind === 'ensemble';
-  const curators = impls.filter((i) => i === 'curator' || i === 'curator-own');
-  const of = (impl: Variant, key: keyof RoundFigures): Figure => figure(rounds.get(impl)!.map((r) => r[key]));
-  const hasCurator = impls.includes('curator');
-  const vsCurator = (impl: Variant): Figure | undefined =>
-    hasCurator ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator')![i]!.rate)) : undefined;
-  const rateRatio = vsCurator('lockservice');
-  const rows = impls.map((impl) => ({
-    subject: s.readPercent === undefined ? LABELS[impl]! : impl === 'curator' ? 'Curator InterProcessReadWriteLock' : `${LABELS[impl]!} (read/write modes)`,
-    cells: {
-      rate: of(impl, 'rate'),
-      p50: of(impl, 'waitP50Ms'),
-      p99: of(impl, 'waitP99Ms'),
-      requests: of(impl, 'requestsPerCycle'),
-      notifications: of(impl, 'notificationsPerCycle'),
-      txns: ensemble ? of(impl, 'txnsPerCycle') : undefined,
-      serverCpu: ensemble ? of(impl, 'serverCpuUsPerCycle') : undefined,
-      evenness: s.processes > 1 ? of(impl, 'evenness') : undefined,
-      vsCurator: vsCurator(impl),
-      vsCuratorOwn: impls.includes('curator-own') ? figure(rounds.get(impl)!.map((r, i) => r.rate / rounds.get('curator-own')![i]!.rate)) : undefined,
-    },
-  }));
-  const checks: Check[] = [];
-  if (s.minRateVsCurator !== undefined) {
-    checks.push({
-      target: `handoff rate at least ${s.minRateVsCurator.toFixed(2)}x Curator's`,
-      measured: rateRatio
-        ? `${formatNumber(rateRatio.median, 2)}x (${formatNumber(of('lockservice', 'rate').median)} vs ${formatNumber(of('curator', 'rate').median)} cycles/s)`
-        : `no Curator in this run (${ctx.curatorMissing})`,
-      met: rateRatio ? rateRatio.median >= s.minRateVsCurator : undefined,
-    });
-  }
-  if (s.maxRequestsPerCycle !== undefined) {
-    const requests = of('lockservice', 'requestsPerCycle').median;
-    checks.push({
-      target: `at most ${s.maxRequestsPerCycle} server requests per cycle`,
-      measured: formatNumber(requests, 2),
-      met: Number(requests.toFixed(2)) <= s.maxRequestsPerCycle,
-    });
-  }
-  if (s.maxTxnsVsCurator) {
-    const ours = of('lockservice', 'txnsPerCycle').median;
-    const theirs = hasCurator ? of('curator', 'txnsPerCycle').median : Number.NaN;
-    checks.push({
-      target: "write transactions per handoff no more than Curator's (the leader's proposals)",
-      measured: hasCurator ? `${formatNumber(ours, 2)} vs ${formatNumber(theirs, 2)}` : `no Curator in this run (${ctx.curatorMissing})`,
-      met: hasCurator ? Number(ours.toFixed(2)) <= Number(theirs.toFixed(2)) : undefined,
-    });
-  }
-  const slower: string[] = [];
-  for (const base of curators) {
-    const r = figure(rounds.get('lockservice')!.map((x, i) => x.rate / rounds.get(base)![i]!.rate)).median;
-    if (r < 1) slower.push(`SLOWER than ${LABELS[base]}: ours runs ${formatNumber(r, 2)}x its cycles/s.`);
-  }
-  return {
-    id: s.id,
-    title: s.title,
-    columns: [
-      { key: 'rate', label: 'cycles/s', digits: 0 },
-      { key: 'p50', label: 'wait p50 ms', digits: 2 },
-      { key: 'p99', label: 'wait p99 ms', digits: 2 },
-      { key: 'requests', label: 'requests/cycle', digits: 2 },
-      { key: 'notifications', label: 'notifications/cycle', digits: 2 },
-      ...(ensemble
-        ? [
-            { key: 'txns', label: 'write txns/cycle', digits: 2 },
-            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
-          ]
-        : []),
-      ...(s.processes > 1 ? [{ key: 'evenness', label: 'fewest/most per process', digits: 2 }] : []),
-      { key: 'vsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
-      ...(impls.includes('curator-own') ? [{ key: 'vsCuratorOwn', label: 'vs Curator, mutex per thread', digits: 2, ratio: true }] : []),
-    ],
-    rows,
-    checks,
-    notes: [
-      ...slower,
-      ...(ensemble
-        ? [
-            `3-node ensemble on loopback, data and transaction log on ${target.storage}, fsync on; every client given all three servers; sessions ${ctx.quick ? 'where they landed (--quick)' : 'placed evenly'}: ${[...new Set(spreads.values())].join(' / ')}.`,
-            ...[...txnTypes].map(
-              ([impl, types]) =>
-                `write txns per cycle by type (the leader's log), ${LABELS[impl]}: ${Object.entries(types)
-                  .sort((a, b) => b[1] - a[1])
-                  .map(([type, n]) => `${type} ${formatNumber(n, 3)}`)
-                  .join(', ')}.`,
-            ),
-            "write txns: the leader's zk_proposal_count over every cycle run in the windows (requests and notifications are summed over the three members); server CPU: the three server JVMs' user + system time (10 ms ticks).",
-          ]
-        : []),
-      `${s.processes} process(es) x ${s.callersPerProcess} caller(s) per implementation; ${s.rounds} rounds of ${s.durationMs / 1000} s each${(s.blocks ?? 1) > 1 ? `, in ${s.blocks} windows that the implementations take in turn` : ''}, after ${s.warmupCycles} uncontended cycles per process and a ${s.warmupMs / 1000} s contended warm-up; ± is half the range of the rounds.`,
-    ],
-    details: {
-      settings: { ...s, target: undefined },
-      storage: target.storage,
-      spreads: Object.fromEntries(spreads),
-      ...(ensemble ? { leaderZxidWindows: Object.fromEntries(zxids), txnTypesPerCycle: Object.fromEntries(txnTypes) } : {}),
-      rounds: Object.fromEntries(rounds),
-    },
-  };
 }

@@ -4,11 +4,14 @@ import type { WorkloadResult } from '../support/report.js';
 import { type ContentionSettings, CURATOR_WARMUP_MS, ENSEMBLE_WARMUP_MS, runContention, SESSIONS_WARMUP_MS } from './contention.js';
 import { runHeap } from './heap.js';
 import { runHerd } from './herd.js';
+import { runDrain } from './drain.js';
 import { runHttp } from './http.js';
+import { runManyLocks } from './many-locks.js';
 import { readWriteWorkload } from './read-write.js';
 import { simpleLockWorkload } from './simple-lock.js';
 import { standaloneTarget } from '../support/target.js';
 import { runUncontended } from './uncontended.js';
+import { runWrites } from './writes.js';
 
 export interface Workload {
   id: string;
@@ -141,6 +144,13 @@ export const WORKLOADS: Workload[] = [
       ),
   },
   {
+    // First of the ensemble workloads: it checks that the server's znode count comes back to where it
+    // started, which the lock parents other workloads leave for the reaper would disturb.
+    id: 'ensemble-many-locks',
+    description: '10,000 distinct locks held by one process on a 3-node ensemble, data on disk: heap, time, znodes and watches, vs Curator',
+    run: (ctx) => runManyLocks(ctx, ctx.quick ? { locks: 300, rounds: 1, reapWaitMs: 0 } : { locks: 10_000, rounds: 2, reapWaitMs: 300_000 }),
+  },
+  {
     id: 'ensemble-uncontended',
     description: 'uncontended on a 3-node ensemble, data on disk (fsync): vs the raw floor and Curator, write txns per cycle',
     run: async (ctx) =>
@@ -168,6 +178,45 @@ export const WORKLOADS: Workload[] = [
       const n = ctx.quick ? 2 : 4;
       return runContention(ctx, await onEnsemble(ctx, 'ensemble-cohort-mix', `${n} processes x 16 callers`, n, 16, { rounds: 3 }));
     },
+  },
+  {
+    id: 'ensemble-drain',
+    description: '1,000 waiters on one lock in 8 processes draining on a 3-node ensemble: handoff p50/p99, wake-ups per handoff, vs Curator',
+    run: (ctx) => runDrain(ctx, ctx.quick ? { processes: 3, waitersPerProcess: 20, rounds: 1 } : { processes: 8, waitersPerProcess: 125, rounds: 3 }),
+  },
+  {
+    id: 'ensemble-fairness',
+    description: '32 processes contending on one lock on a 3-node ensemble: handoffs/s and grants per process, vs Curator (32 sessions in 4 JVMs)',
+    run: async (ctx) => {
+      const n = ctx.quick ? 8 : 32;
+      const perJvm = 8;
+      const settings = await onEnsemble(ctx, 'ensemble-fairness', `${n} sessions (${n} processes; Curator: ${n / perJvm} JVM${n > perJvm ? 's' : ''} x ${perJvm} sessions) contending`, n, 1, {
+        rounds: 3,
+      });
+      return runContention(ctx, { ...settings, ours: ['lockservice'], curatorSessionsPerJvm: perJvm, grantsPerSession: true });
+    },
+  },
+  {
+    id: 'ensemble-writes',
+    description: "write throughput of the 3-node ensemble and of a 5-node one (raw client, pipelined create/delete from several sessions): the capacity model's input",
+    run: (ctx) =>
+      runWrites(
+        ctx,
+        ctx.quick
+          ? { variants: [{ sessions: 1, inflight: 1 }, { sessions: 3, inflight: 16 }], sizes: [3], durationMs: 700, rounds: 1 }
+          : {
+              variants: [
+                { sessions: 1, inflight: 1 },
+                { sessions: 8, inflight: 1 },
+                { sessions: 8, inflight: 16 },
+                { sessions: 8, inflight: 64 },
+              ],
+              // A 5-node ensemble too, started for this workload only (not in --quick: it takes a while to start).
+              sizes: [3, 5],
+              durationMs: 3000,
+              rounds: 3,
+            },
+      ),
   },
   readWriteWorkload,
   simpleLockWorkload,
