@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock, QueueLock } from '../../lib/recipes/queue-lock.js';
+import { curatorMutexDriver, kazooLockDriver } from '../../lib/queue/foreign-drivers.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
@@ -36,6 +37,28 @@ describe('connection faults against a real ZooKeeper', () => {
     await held.release();
     expect(await childrenOf(observer, `${root}/r`)).toEqual([]);
   });
+
+  for (const [layout, driver, marker] of [
+    ['curator', curatorMutexDriver, '-lock-'],
+    ['kazoo', kazooLockDriver, '__lock__'],
+  ] as const) {
+    it(`${layout} layout: a create whose reply was lost is found by its unique prefix (as ${layout === 'curator' ? "Curator's protected mode" : "kazoo's _find_node"} does) and adopted`, async () => {
+      const root = uniqueRoot(`lostreply-${layout}`);
+      const zkPath = `${root}/svc/lock`;
+      const connection = await viaProxy();
+      const observer = await connect();
+      const lock = new QueueLock(connection, driver, { rootPath: root });
+      await (await lock.acquire('r', { zkPath })).release();
+      const fired = proxy!.loseNextCreateReply(marker);
+      const held = await lock.acquire('r', { zkPath });
+      await fired;
+      const nodes = await childrenOf(observer, zkPath);
+      expect(nodes).toHaveLength(1);
+      expect(`${zkPath}/${nodes[0]}`).toBe(held.path);
+      await held.release();
+      expect(await childrenOf(observer, zkPath)).toEqual([]);
+    });
+  }
 
   it('an uncontended acquire is one round trip of create + list, and release one delete', async () => {
     const root = uniqueRoot('wire');
