@@ -233,6 +233,34 @@ describe.each([
     await nothingLeft(root, 'r');
   });
 
+  it("the curator and kazoo layouts at a zkPath: exclusion, FIFO, Curator's downgrade node, kazoo's semaphore pool, a release request", async () => {
+    const { root, all: [a, b] } = await clients(2, 'layouts');
+    for (const layout of ['curator', 'kazoo'] as const) {
+      const zkPath = `${root}-${layout}/svc/lock`;
+      const held = await a!.locks.acquire('r', { layout, zkPath, onReleaseRequest: 'notify' });
+      expect(await b!.locks.tryAcquire('r', { layout, zkPath })).toBeNull();
+      const waiting = b!.locks.acquire('r', { layout, zkPath });
+      await eventually(async () => (await backend.children(zkPath)).length === 2, { what: 'the waiter queued' });
+      const heard = new Promise((resolve) => held.releaseRequested.addEventListener('abort', resolve, { once: true }));
+      expect((await b!.locks.requestRelease({ zkPath, layout })).requested).toHaveLength(1);
+      await heard;
+      await held.release();
+      await (await waiting).release();
+      const pool = `${root}-${layout}/pool`;
+      const lease = await a!.locks.acquire('p', { layout, zkPath: pool, permits: 1 });
+      expect(await b!.locks.tryAcquire('p', { layout, zkPath: pool, permits: 1 })).toBeNull();
+      await lease.release();
+    }
+    await runInNewLockContext(async () => {
+      const zkPath = `${root}-curator/doc`;
+      const write = await a!.locks.acquire('d', { layout: 'curator', zkPath, mode: 'write' });
+      const read = await a!.locks.acquire('d', { layout: 'curator', zkPath, mode: 'read', waitTimeoutMs: 0 });
+      expect((await backend.children(zkPath)).some((name) => name.includes('__READ__'))).toBe(true);
+      await write.release();
+      await read.release();
+    });
+  });
+
   it('inspect names the holder and the waiters', async () => {
     const { root, all: [a, b, c] } = await clients(3, 'inspect');
     const held = await a!.locks.acquire('r', { owner: 'job-1' });
