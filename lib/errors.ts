@@ -119,7 +119,7 @@ export class InvalidResourceNameError extends ZkLockError {
     readonly resource: unknown,
     readonly reason: string,
   ) {
-    super(`Invalid lock resource name ${describe(resource)}: ${reason}.`);
+    super(`Invalid lock ${reason.startsWith('zkPath ') ? 'path' : 'resource name'} ${describe(resource)}: ${reason}.`);
   }
 }
 
@@ -219,11 +219,9 @@ export class IncompatibleLockError extends ZkLockError {
   constructor(
     readonly resource: string,
     detail: string,
+    advice = 'Use one kind of lock per resource name (or different names for different kinds).',
   ) {
-    super(
-      `Cannot lock "${resource}": ${detail}. ` +
-        'Use one kind of lock per resource name (or different names for different kinds).',
-    );
+    super(`Cannot lock "${resource}": ${detail}. ${advice}`);
   }
 }
 

@@ -13,7 +13,7 @@ export async function runRevoke(args: RevokeArgs, output: Output, stop: AbortSig
     await connect(connection, args);
     const label = args.resource ?? (args.path as string);
     const path = runtime.pathFor(label, args.path);
-    const result = await requestRelease(runtime, label, path, args.layout, { forceAfterMs: args.forceAfterMs, signal: stop });
+    const result = await requestRelease(runtime, path, args.layout, { forceAfterMs: args.forceAfterMs, signal: stop });
     if (args.json) {
       output.out(`${JSON.stringify(result, null, 2)}\n`);
       return;

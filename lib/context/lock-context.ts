@@ -186,6 +186,23 @@ export class ReentrantLocks {
   }
 
   /**
+   * A lock `context` holds through this service under the label `resource` (its `zkPath`, when
+   * given), whatever its layout: how a method finds a lock its decorator took at a zkPath. The
+   * write first, then the first taken.
+   */
+  heldByLabel(context: LockContext | undefined, resource: string, zkPath: string | undefined): HeldLock | undefined {
+    let found: HeldLock | undefined;
+    for (const [key, entry] of context?.held ?? []) {
+      const { lock } = entry;
+      if (!key.startsWith(`${this.scope}:`) || lock.resource !== resource || !lock.isHeld()) continue;
+      if (zkPath !== undefined && lock.path.slice(0, lock.path.lastIndexOf('/')) !== zkPath) continue;
+      if (key.startsWith(`${this.scope}:write:`)) return lock;
+      found ??= lock;
+    }
+    return found;
+  }
+
+  /**
    * A read asked while the same context is still waiting for the write waits for that write first
    * (then it is a downgrade, granted at once); a write asked while the context waits for the read
    * could never be granted.

@@ -79,13 +79,16 @@ export function sortQueue(children: readonly string[], strict = false): QueueEnt
 
 /**
  * Throws when `name` is a lock node of a style other than `own`.
- * @throws IncompatibleQueueError naming the clients that made it and the layout that shares with them.
+ * @throws IncompatibleQueueError naming the clients that made it and what shares a path with them.
  */
 export function refuseForeign(name: string, own: NodeStyle): void {
   const style = styleOf(name);
-  if (style !== undefined && style !== own) {
-    throw new IncompatibleQueueError(
-      `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this lock's; give every client of the path the same layout`,
-    );
-  }
+  if (style === undefined || style === own) return;
+  const sameLayout = style.startsWith('curator') && own.startsWith('curator');
+  throw new IncompatibleQueueError(
+    `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this lock's`,
+    sameLayout
+      ? "Curator's mutex (mode 'exclusive') and its read/write lock (modes 'read', 'write') do not see each other's nodes: use one of them on a path."
+      : 'Give every client of the path the same layout (or use another path).',
+  );
 }

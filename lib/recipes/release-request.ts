@@ -9,7 +9,7 @@
  * node when they release, so a request is written only into revocable nodes (and reads and
  * semaphores, whose writes only wake a waiter to look again); the others can only be forced.
  */
-import { IncompatibleLockError, InvalidOptionsError } from '../errors.js';
+import { InvalidOptionsError } from '../errors.js';
 import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from '../queue/foreign-drivers.js';
 import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
 import type { LockLayout } from '../queue/layouts.js';
@@ -51,7 +51,6 @@ export interface ReleaseRequestResult {
 /** Asks whoever holds the lock at `path` (in `layout`) to release it; see the top of this file. */
 export async function requestRelease(
   runtime: RecipeRuntime,
-  resource: string,
   path: string,
   layout: LockLayout,
   options: ReleaseRequestOptions = {},
@@ -67,7 +66,9 @@ export async function requestRelease(
   try {
     holders = holdersOf(children, layout);
   } catch (error) {
-    if (error instanceof IncompatibleQueueError) throw new IncompatibleLockError(resource, error.detail);
+    if (error instanceof IncompatibleQueueError) {
+      throw new InvalidOptionsError('layout', `'${layout}' does not match the lock at ${path}: ${error.detail}; ask with the layout of its nodes (the CLI's --layout)`);
+    }
     throw error;
   }
   const requested: string[] = [];

@@ -225,12 +225,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * The lock the current request or decorated call holds on `resource` (its signal and fencing
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
    * With several held (a write and its downgraded read), the write comes first. A lock taken with a
-   * layout or zkPath is found by the same `placement`.
+   * layout or zkPath is found by its resource label too (or by the same `placement`, when one label
+   * names several locks).
    */
   heldLock(resource: string, placement: LockPlacement = {}): HeldLockInfo | undefined {
     const layout = validateLayout(placement.layout) ?? this.defaults.layout;
     const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
-    return this.reentrantLocks.held(currentLockContext(), lockIdOf(resource, layout, zkPath));
+    const context = currentLockContext();
+    return this.reentrantLocks.held(context, lockIdOf(resource, layout, zkPath)) ?? this.reentrantLocks.heldByLabel(context, resource, zkPath);
   }
 
   /**
@@ -252,7 +254,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       const { runtime } = this.recipes;
       const label = resource ?? (zkPath as string);
       const path = runtime.pathFor(label, zkPath);
-      return requestRelease(runtime, label, path, validateLayout(layout) ?? this.defaults.layout, options);
+      return requestRelease(runtime, path, validateLayout(layout) ?? this.defaults.layout, options);
     });
   }
 

@@ -166,7 +166,11 @@ export function zkError(code: number, op: string, path: string): ZkError {
  * semaphores that disagree about their permits. The recipe turns it into IncompatibleLockError.
  */
 export class IncompatibleQueueError extends Error {
-  constructor(readonly detail: string) {
+  constructor(
+    readonly detail: string,
+    /** What the caller should do, when not the usual "one kind of lock per name". */
+    readonly advice?: string,
+  ) {
     super(detail);
     this.name = 'IncompatibleQueueError';
   }
@@ -179,7 +183,7 @@ export class IncompatibleQueueError extends Error {
  */
 export function toLockError(error: unknown, resource: string): unknown {
   if (error instanceof ZkLockError) return error;
-  if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail);
+  if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail, error.advice);
   if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
   if (error instanceof ZkNoAuthError) {
     return new LockOperationError(

@@ -195,6 +195,9 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     const result = JSON.parse(asked.stdout) as { requested: string[]; notAsked: string[]; forced: string[] };
     expect(result.requested).toEqual([curatorHolder.path]);
     await heard; // the holder heard it (the test times out otherwise)
+    const wrongLayout = await run(['revoke', '--connect', zk.connectString, '--path', zkPath]);
+    expect(wrongLayout.code).toBe(1);
+    expect(wrongLayout.stderr).toMatch(/'nestjs-zk-lock' does not match the lock at .*Curator's InterProcessMutex.*the CLI's --layout/);
     await curatorHolder.release();
 
     const plain = await new FairLock(a!, { rootPath }).acquire('orders/1');

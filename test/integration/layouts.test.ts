@@ -178,7 +178,8 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
       const again = await kazoo.locks.acquire('job', { zkPath, waitTimeoutMs: 0 });
       expect(again.fencingToken).toBe(lock.fencingToken);
       expect(kazoo.locks.heldLock('job', { zkPath })?.fencingToken).toBe(lock.fencingToken);
-      expect(kazoo.locks.heldLock('job')).toBeUndefined();
+      expect(kazoo.locks.heldLock('job')?.fencingToken).toBe(lock.fencingToken); // found by its label too
+      expect(kazoo.locks.heldLock('other')).toBeUndefined();
       // ...another kind would wait for this very context in kazoo (its WriteLock and ReadLock wait for a Lock): refused.
       await expect(kazoo.locks.acquire('job', { zkPath, mode: 'write' })).rejects.toThrow(/one context takes one kind of a lock at a time/);
       await expect(kazoo.locks.acquire('job', { zkPath, mode: 'read' })).rejects.toBeInstanceOf(IncompatibleLockError);
