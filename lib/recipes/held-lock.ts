@@ -21,6 +21,13 @@ export interface NodeRelease {
 
 type State = 'held' | 'releasing' | 'released' | 'lost';
 
+/** A holder's release requests: the `releaseRequested` signal and, when revocable, the watch on its node. */
+interface ReleaseRequests {
+  readonly controller: AbortController;
+  watch: ReleaseWatch | undefined;
+  mode: 'notify' | 'release';
+}
+
 /** A granted lock node: signals its loss, releases it exactly once. */
 export class HeldLock implements LockHandle {
   readonly fencingToken: string;
@@ -35,11 +42,11 @@ export class HeldLock implements LockHandle {
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
-  /** Built when `releaseRequested` is first read or a release is requested. */
-  private requestController: AbortController | undefined = undefined;
-  /** A revocable holder's watch on its node (see watchForRelease). */
-  private releaseWatch: ReleaseWatch | undefined = undefined;
-  private releaseMode: 'notify' | 'release' = 'notify';
+  /**
+   * Release requests: built when `releaseRequested` is first read or the lock is made revocable
+   * (one field, so that a lock nobody revokes stays small).
+   */
+  private requests: ReleaseRequests | undefined = undefined;
 
   constructor(
     readonly resource: string,
@@ -67,8 +74,8 @@ export class HeldLock implements LockHandle {
   }
 
   get releaseRequested(): AbortSignal {
-    this.requestController ??= new AbortController();
-    return this.requestController.signal;
+    this.requests ??= { controller: new AbortController(), watch: undefined, mode: 'notify' };
+    return this.requests.controller.signal;
   }
 
   /**
@@ -77,13 +84,13 @@ export class HeldLock implements LockHandle {
    * LockLostError reason `revoked`), and for its node deleted by a forced release (the lock is lost).
    */
   watchForRelease(onRequest: 'notify' | 'release'): void {
-    if (this.state !== 'held' || this.releaseWatch) return;
-    this.releaseMode = onRequest;
-    this.releaseWatch = new ReleaseWatch(this.grant.session, this.grant.path, {
+    if (this.state !== 'held' || this.requests?.watch) return;
+    const requests = (this.requests ??= { controller: new AbortController(), watch: undefined, mode: onRequest });
+    requests.mode = onRequest;
+    requests.watch = new ReleaseWatch(this.grant.session, this.grant.path, {
       requested: () => {
         if (this.state !== 'held') return;
-        this.requestController ??= new AbortController();
-        this.requestController.abort(new LockReleaseRequestedError(this.resource));
+        requests.controller.abort(new LockReleaseRequestedError(this.resource));
         if (onRequest === 'release') {
           void this.revoke('another service asked for it (a release request), and it was taken with onReleaseRequest: \'release\'').catch(
             () => undefined,
@@ -158,7 +165,7 @@ export class HeldLock implements LockHandle {
     }
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     this.state = 'releasing';
-    this.releaseWatch?.stop(); // our own delete is no forced release
+    this.requests?.watch?.stop(); // our own delete is no forced release
     // Not granted by write when a downgraded read stands behind the node: the entry after it must list the
     // queue, and see the read.
     const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
@@ -167,9 +174,9 @@ export class HeldLock implements LockHandle {
       outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, grantByWrite);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
-      if (this.releaseWatch) {
-        this.releaseWatch = undefined;
-        this.watchForRelease(this.releaseMode);
+      if (this.requests?.watch) {
+        this.requests.watch = undefined;
+        this.watchForRelease(this.requests.mode);
       }
       throw error;
     }
@@ -202,7 +209,7 @@ export class HeldLock implements LockHandle {
   private lose(reason?: LockLostError): void {
     if (this.state !== 'held') return; // a release in flight ends with the session too
     this.state = 'lost';
-    this.releaseWatch?.stop();
+    this.requests?.watch?.stop();
     if (!this.lostController.signal.aborted) {
       const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
       const detail = cause?.detail ?? 'the ZooKeeper session ended';

@@ -25,15 +25,17 @@ export class RecipeTaker implements LockTaker {
   }
 
   take(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
-    // Only what these two callbacks use is kept while the acquire waits (see begin).
+    // Only what these two callbacks use is kept while the acquire waits (see begin): the resource,
+    // not the whole request.
     const { shutdown } = this;
+    const { resource } = request;
     return this.begin(request, tryOnly, owner, under).then(
       (lock) => {
         if (lock?.isHeld()) shutdown.adopt(lock);
         return lock;
       },
       (error: unknown) => {
-        throw shutdown.explain(error, request.resource);
+        throw shutdown.explain(error, resource);
       },
     );
   }
