@@ -143,7 +143,11 @@ export class LockInternals implements WaiterHost {
     } catch (error) {
       if (!(error instanceof ZkNoNodeError)) throw error;
     }
-    for (const ancestor of pathPrefixes(parent).slice(0, -1)) await createIfMissing(session, ancestor, modes.ancestors, stop, this.acl);
+    for (const ancestor of pathPrefixes(parent).slice(0, -1)) {
+      // rootPath and above stay persistent in every layout; a layout's own mode applies below it.
+      const mode = this.rootAncestors.includes(ancestor) ? 'PERSISTENT' : modes.ancestors;
+      await createIfMissing(session, ancestor, mode, stop, this.acl);
+    }
     await createIfMissing(session, parent, modes.parent, stop, this.acl);
   }
 

@@ -128,6 +128,9 @@ export class LeasePool implements LockRecipe {
           const name = lease.slice(leases.length + 1);
           if (!children.includes(name) && pool.sequential) return VANISHED; // deleted by hand: start again, as Curator does
           if (!pool.sequential || children.length <= permits) {
+            // Granted in the instant the caller gave up, or after the lease ran out: hand it back.
+            stop.throwIfAborted();
+            if (!session.checkLease()) throw session.lost.reason;
             return { session, path: lease, fencingToken: guard.fencingToken, queueId: guard.queueId };
           }
         }
@@ -145,34 +148,57 @@ export class LeasePool implements LockRecipe {
     }
   }
 
-  /** Creates our lease (its parents too, when missing); a create of unknown outcome is found by its unique name. */
+  /**
+   * Creates our lease (its parents too, when missing); a create of unknown outcome is found by its
+   * unique name. On any failure after a create was sent, the node it may have made is removed.
+   */
   private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal): Promise<string> {
-    const { pool } = this;
+    const { pool, runtime } = this;
     const name = pool.leaseName();
     const mode = pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL';
-    for (;;) {
-      if (!session.connected) await session.whenConnected(stop);
-      try {
-        return await session.create(`${leases}/${name}`, data, mode, this.runtime.acl);
-      } catch (error) {
-        if (error instanceof ZkNoNodeError) {
-          for (const ancestor of pathPrefixes(leases)) await this.createIfMissing(session, ancestor, '', stop);
-          continue;
+    let sent = false;
+    try {
+      for (;;) {
+        if (!session.connected) await session.whenConnected(stop);
+        try {
+          sent = true;
+          return await session.create(`${leases}/${name}`, data, mode, runtime.acl);
+        } catch (error) {
+          if (error instanceof ZkNoNodeError) {
+            sent = false; // refused: nothing was created
+            for (const ancestor of pathPrefixes(leases)) await this.createIfMissing(session, ancestor, '', stop);
+            continue;
+          }
+          // A retried create of a fixed name (kazoo's) that had gone through: ours if our session owns it.
+          if (error instanceof ZkNodeExistsError && !pool.sequential) {
+            const { stat } = await untilAnswered(session, stop, () => session.getData(`${leases}/${name}`));
+            if (stat.ephemeralOwner === session.id) return `${leases}/${name}`;
+            throw error;
+          }
+          if (!(error instanceof ZkConnectionLossError)) throw error;
+          const { children } = await readChildren(session, leases, stop);
+          const found = children.find((child) => child.startsWith(name));
+          if (found) return `${leases}/${found}`;
         }
-        if (!(error instanceof ZkConnectionLossError)) throw error;
-        const { children } = await readChildren(session, leases, stop);
-        const found = children.find((child) => child.startsWith(name));
-        if (found) return `${leases}/${found}`;
       }
+    } catch (error) {
+      if (sent && !session.lost.aborted) runtime.remover.removeByPrefixSoon(session, leases, name);
+      throw error;
     }
   }
 
   /** kazoo's max_leases in the pool path's data: written when we create the path, refused when another number is there. */
   private async checkStoredPermits(session: ZkSessionApi, path: string, stop: AbortSignal): Promise<void> {
     const { permits } = this;
-    for (const ancestor of pathPrefixes(path).slice(0, -1)) await this.createIfMissing(session, ancestor, '', stop);
-    if (await this.createIfMissing(session, path, String(permits), stop)) return;
-    const { data } = await untilAnswered(session, stop, () => session.getData(path));
+    let data: Buffer;
+    try {
+      ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
+    } catch (error) {
+      if (!(error instanceof ZkNoNodeError)) throw error;
+      for (const ancestor of pathPrefixes(path).slice(0, -1)) await this.createIfMissing(session, ancestor, '', stop);
+      if (await this.createIfMissing(session, path, String(permits), stop)) return;
+      ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
+    }
     const text = data.toString('utf8').trim();
     if (/^[+-]?\d+$/.test(text) && Number(text) !== permits) {
       throw new IncompatibleQueueError(

@@ -43,11 +43,25 @@ export class QueueLock implements LockRecipe {
     return this.take(resource, options, true);
   }
 
-  protected take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, under?: UnderWrite, driver = this.driver): Promise<HeldLock | null> {
+  /**
+   * `parent` is given only for a downgrade (the held write's own queue, already checked); `driver`
+   * only for Curator's downgrade read.
+   */
+  protected take(
+    resource: string,
+    options: RecipeAcquireOptions,
+    tryOnly: boolean,
+    under?: UnderWrite,
+    driver = this.driver,
+    parent?: string,
+  ): Promise<HeldLock | null> {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.take(resource, options, tryOnly, (stop, noWait, sink) =>
-      runtime.queue.start({ parent: runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under }, sink),
+      runtime.queue.start(
+        { parent: parent ?? runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under },
+        sink,
+      ),
     );
   }
 }
@@ -116,9 +130,8 @@ class DowngradeLock extends QueueLock {
     // caller of this process nor grant it by write in ZooKeeper (the next entry must list, and see the read).
     writeLock.pinNode();
     try {
-      const zkPath = writeLock.path.slice(0, cut);
       const driver = curatorWrite === undefined ? undefined : curatorDowngradeDriver(curatorWrite);
-      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined, zkPath }, false, writeLock, driver);
+      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock, driver, writeLock.path.slice(0, cut));
       if (!writeLock.isHeld() && lock) {
         // The write ended while the read was being created: the read's place is not guaranteed.
         await lock.release().catch(() => undefined);

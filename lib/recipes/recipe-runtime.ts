@@ -1,4 +1,4 @@
-import { InvalidOptionsError, LockTimeoutError } from '../errors.js';
+import { InvalidOptionsError, InvalidResourceNameError, LockTimeoutError } from '../errors.js';
 import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
@@ -127,9 +127,22 @@ export class RecipeRuntime {
     return `${this.rootPath}/${encodeResource(resource)}`;
   }
 
-  /** The znode of one acquire: its `zkPath` (checked), else the resource's. */
+  /**
+   * The znode of one acquire: its `zkPath` (checked), else the resource's.
+   * @throws InvalidResourceNameError for a bad zkPath, or one at or under rootPath: the locks named
+   *   by resource live there, and one lock must not have two names.
+   */
   pathFor(resource: string, zkPath: string | undefined): string {
-    return zkPath === undefined ? this.pathOf(resource) : validateZkPath(zkPath);
+    if (zkPath === undefined) return this.pathOf(resource);
+    validateZkPath(zkPath);
+    const { rootPath } = this;
+    if (zkPath === rootPath || zkPath.startsWith(`${rootPath}/`)) {
+      throw new InvalidResourceNameError(
+        zkPath,
+        `zkPath is at or under rootPath (${rootPath}), where the locks named by resource live: name such a lock by its resource, or give it a path outside rootPath`,
+      );
+    }
+    return zkPath;
   }
 
   /** The node data to store, checked against the cap. */

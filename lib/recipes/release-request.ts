@@ -13,7 +13,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from '../queue/foreign-drivers.js';
 import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
 import type { LockLayout } from '../queue/layouts.js';
-import { IncompatibleQueueError, ZkNoNodeError } from '../zookeeper/zk-errors.js';
+import { IncompatibleQueueError, ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
@@ -98,6 +98,12 @@ function holdersOf(children: readonly string[], layout: LockLayout): { name: str
       .filter((entry, i) => holds(queue, i, entry))
       .map((entry) => ({ name: entry.name, askable: entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write }));
   }
+  if (children.some((name) => name === 'leases' || /^[0-9a-f]{32}$/.test(name))) {
+    throw new InvalidOptionsError(
+      'target',
+      `is a semaphore's lease pool (Curator's InterProcessSemaphoreV2 or kazoo's Semaphore): release requests are for locks; leases can only be released by their holders`,
+    );
+  }
   if (layout === 'kazoo') return kazooHolders(kazooWriteDriver.order(children)).map((entry) => ({ name: entry.name, askable: true }));
   const readWrite = children.some((name) => name.includes('__READ__') || name.includes('__WRIT__'));
   const queue = readWrite ? curatorReadDriver.order(children) : curatorMutexDriver.order(children);
@@ -132,18 +138,33 @@ async function ask(session: ZkSessionApi, node: string, stop: AbortSignal): Prom
   }
 }
 
-/** Waits until every node is gone or `grace` aborts; returns the nodes still there. */
+/**
+ * Waits until every node is gone or `grace` aborts; returns the nodes still there. A node that
+ * cannot be read (other than gone) is waited on to the end of the grace, never polled.
+ * @throws ZkSessionLostError when the session ends meanwhile.
+ */
 async function stillThere(session: ZkSessionApi, nodes: readonly string[], grace: AbortSignal): Promise<string[]> {
   const left = new Set(nodes);
+  const graceOver = new Promise<void>((resolve) => {
+    if (grace.aborted) resolve();
+    else grace.addEventListener('abort', () => resolve(), { once: true });
+  });
   await Promise.all(
     nodes.map(async (node) => {
       while (!grace.aborted) {
         try {
           await session.getData(node);
+          await waitForChange(session, [node], grace);
         } catch (error) {
           if (error instanceof ZkNoNodeError) return left.delete(node);
+          if (error instanceof ZkSessionLostError) throw error;
+          if (grace.aborted) return undefined;
+          if (!(error instanceof ZkConnectionLossError)) return graceOver; // e.g. NoAuth: wait out the grace
+          const connected = session.whenConnected(grace).catch((e: unknown) => {
+            if (e instanceof ZkSessionLostError) throw e;
+          });
+          await Promise.race([connected, graceOver]);
         }
-        await waitForChange(session, [node], grace).catch(() => undefined);
       }
       return undefined;
     }),

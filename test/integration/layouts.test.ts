@@ -141,17 +141,17 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     const held = await own.locks.acquire('shared');
     const path = `${rootPath}/shared`;
     for (const other of [curator, kazoo]) {
-      const error = await other.locks.acquire('shared', { zkPath: path, waitTimeoutMs: 0 }).catch((e: unknown) => e);
+      const error = await other.locks.acquire('shared', { waitTimeoutMs: 0 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IncompatibleLockError);
       expect((error as Error).message).toContain("this library's own layout (layout: 'nestjs-zk-lock')");
     }
     await held.release();
-    const curatorHeld = await curator.locks.acquire('shared', { zkPath: path });
+    const curatorHeld = await curator.locks.acquire('shared');
     const error = await own.locks.acquire('shared', { waitTimeoutMs: 0 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IncompatibleLockError);
     expect((error as Error).message).toContain("Curator's InterProcessMutex (layout: 'curator', mode 'exclusive')");
     // Curator's mutex and read/write lock do not exclude each other either: refused.
-    const rw = await curator.locks.acquire('shared', { zkPath: path, mode: 'write', waitTimeoutMs: 0 }).catch((e: unknown) => e);
+    const rw = await curator.locks.acquire('shared', { mode: 'write', waitTimeoutMs: 0 }).catch((e: unknown) => e);
     expect(rw).toBeInstanceOf(IncompatibleLockError);
     expect((rw as Error).message).toContain('InterProcessMutex');
     await curatorHeld.release();
@@ -215,6 +215,7 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
       if (layout === 'kazoo') {
         await expect(b.locks.acquire('pool', { zkPath, permits: 3 })).rejects.toThrow(/allows 2 leases \(max_leases/);
       }
+      await expect(b.locks.requestRelease({ zkPath, layout })).rejects.toThrow(/lease pool .*release requests are for locks/);
       await two.release();
       await three.release();
       expect(await childrenOf(observer, leases)).toEqual([]);
@@ -222,13 +223,26 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     });
   }
 
-  it('acquireAll orders locks by their ZooKeeper paths, so a resource and the zkPath of the same node are one lock in one order', async () => {
+  it('a downgrade queues in its write\'s own queue without checking it as a zkPath: a long encoded name still downgrades', async () => {
+    const own = await app(uniqueRoot('layout-long'));
+    const resource = 'é'.repeat(250); // 500 UTF-8 bytes: encoded, a path of about 1,500 characters
+    await inContext(async () => {
+      const write = await own.locks.acquire(resource, { mode: 'write' });
+      const read = await own.locks.acquire(resource, { mode: 'read', waitTimeoutMs: 0 });
+      await write.release();
+      await read.release();
+    });
+  });
+
+  it('acquireAll orders locks by their ZooKeeper paths, however they are named; a zkPath under rootPath is refused', async () => {
     const rootPath = uniqueRoot('layout-order');
     const own = await app(rootPath);
     const observer = await connect();
-    const handles = await own.locks.acquireAll(['b', { resource: 'a-label', zkPath: `${rootPath}/c` }, 'a']);
+    const handles = await own.locks.acquireAll(['b', { resource: 'a-label', zkPath: `${rootPath}~/c` }, 'a']);
     expect(handles.map((h) => h.resource)).toEqual(['a', 'b', 'a-label']);
-    expect(await childrenOf(observer, `${rootPath}/c`)).toHaveLength(1);
+    expect(await childrenOf(observer, `${rootPath}~/c`)).toHaveLength(1);
+    // A zkPath at or under rootPath would be a second name for a lock named by resource: refused.
+    await expect(own.locks.acquire('a', { zkPath: `${rootPath}/a` })).rejects.toThrow(/zkPath is at or under rootPath/);
     for (const handle of handles.reverse()) await handle.release();
   });
 });
