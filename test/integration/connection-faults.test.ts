@@ -44,7 +44,7 @@ describe('connection faults against a real ZooKeeper', () => {
   ] as const) {
     it(`${layout} layout: a create whose reply was lost is found by its unique prefix (as ${layout === 'curator' ? "Curator's protected mode" : "kazoo's _find_node"} does) and adopted`, async () => {
       const root = uniqueRoot(`lostreply-${layout}`);
-      const zkPath = `${root}/svc/lock`;
+      const zkPath = `${root}-svc/lock`;
       const connection = await viaProxy();
       const observer = await connect();
       const lock = new QueueLock(connection, driver, { rootPath: root });
