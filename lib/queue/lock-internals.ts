@@ -111,7 +111,9 @@ export class LockInternals implements WaiterHost {
           waiter.createSent = false;
           throw new IncompatibleQueueError('it is held with the simple lock, which cannot share a resource with queue-based locks');
         }
-        if (!(error instanceof ZkConnectionLossError)) throw error;
+        // A fixed name (Curator's downgrade read) created again after a lost reply exists already: ours.
+        const retriedFixedName = error instanceof ZkNodeExistsError && waiter.driver.createMode === 'EPHEMERAL';
+        if (!(error instanceof ZkConnectionLossError) && !retriedFixedName) throw error;
         const list = await readChildren(session, parent, stop);
         if (list.children.some((child) => child.startsWith(waiter.prefix))) return notRolledBack(list, floor, parent, waiter.prefix);
         continue;

@@ -132,7 +132,8 @@ export class QueueWaiter implements WaiterView {
 
   /** The driver's prefix for this attempt (`<kind>-<session id>-<nonce>-` in our layout): every node it creates starts with it. */
   get prefix(): string {
-    return this.ownPrefix ?? this.node!.slice(0, -SEQUENCE_DIGITS);
+    // A fixed name (createMode 'EPHEMERAL') is its own prefix; ZooKeeper appended the rest to others.
+    return this.ownPrefix ?? (this.driver.createMode === 'EPHEMERAL' ? this.node! : this.node!.slice(0, -SEQUENCE_DIGITS));
   }
 
   /** Our node's name, once known. */

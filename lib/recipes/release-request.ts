@@ -90,13 +90,19 @@ export async function requestRelease(
   return { path, requested: requested.sort(), notAsked: notAsked.sort(), forced: forced.sort() };
 }
 
+const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.revocableExclusive, ENTRY_KIND.revocableWrite]);
+
 /** Who holds, by the layout's rules; `askable`: a request may be written into the node. */
 function holdersOf(children: readonly string[], layout: LockLayout): { name: string; askable: boolean }[] {
   if (layout === 'nestjs-zk-lock') {
     const queue = sortQueue(children, true);
-    return queue
-      .filter((entry, i) => holds(queue, i, entry))
-      .map((entry) => ({ name: entry.name, askable: entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write }));
+    const holders = queue.filter((entry, i) => holds(queue, i, entry));
+    // A downgraded write still at the head holds with its read: ask it too (same session, below the read).
+    for (const read of holders.filter((entry) => entry.kind === ENTRY_KIND.downgradeRead)) {
+      const write = queue.find((entry) => entry.sessionId === read.sessionId && entry.sequence < read.sequence && WRITE_KINDS.has(entry.kind));
+      if (write && !holders.includes(write)) holders.push(write);
+    }
+    return holders.map((entry) => ({ name: entry.name, askable: entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write }));
   }
   if (children.some((name) => name === 'leases' || /^[0-9a-f]{32}$/.test(name))) {
     throw new InvalidOptionsError(
@@ -114,8 +120,11 @@ function holdersOf(children: readonly string[], layout: LockLayout): { name: str
 function readersAndFirstWriter(queue: readonly QueueEntry[], readWrite: boolean): QueueEntry[] {
   if (!readWrite) return queue.slice(0, 1);
   const firstWrite = queue.findIndex((entry) => entry.kind === ENTRY_KIND.write);
-  if (firstWrite === 0) return [queue[0]!];
-  return queue.slice(0, firstWrite < 0 ? queue.length : firstWrite).filter((entry) => entry.kind === ENTRY_KIND.read);
+  const holders =
+    firstWrite === 0 ? [queue[0]!] : queue.slice(0, firstWrite < 0 ? queue.length : firstWrite).filter((entry) => entry.kind === ENTRY_KIND.read);
+  // A downgrade read carries its write's sequence: the two hold together, whichever sorts first.
+  const sequences = new Set(holders.map((entry) => entry.name.slice(-10)));
+  return queue.filter((entry) => holders.includes(entry) || (entry.kind !== ENTRY_KIND.exclusive && sequences.has(entry.name.slice(-10))));
 }
 
 /**

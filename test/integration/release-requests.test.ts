@@ -12,6 +12,7 @@ import {
   ZkLockModule,
 } from '../../lib/index.js';
 import { childrenOf, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { startLockApp } from '../support/lock-app.js';
 
 /** Revocable holders and release requests (Curator's `__REVOKE__` protocol) among our own clients; Curator itself is in test/peers. */
@@ -94,6 +95,22 @@ describe('release requests: revocable holders, requestRelease and forced release
     expect(((await secondLost) as LockLostError).message).toMatch(/deleted by someone else \(a forced release request\)/);
     expect(await childrenOf(observer, zkPath)).toEqual([]);
     await expect(c.acquire('job', { zkPath, waitTimeoutMs: 0 }).then((l) => l.release())).resolves.toBeUndefined();
+  });
+
+  it('a downgraded holder is asked through its write and its read, in our layout and in the curator layout', async () => {
+    for (const layout of ['nestjs-zk-lock', 'curator'] as const) {
+      const rootPath = uniqueRoot(`release-downgrade-${layout}`);
+      const [a, c] = await Promise.all([app(rootPath, layout === 'curator' ? 'curator' : undefined), app(rootPath)]);
+      await runInNewLockContext(async () => {
+        const write = await a.acquire('doc', { mode: 'write', onReleaseRequest: 'notify' });
+        const read = await a.acquire('doc', { mode: 'read', waitTimeoutMs: 0 });
+        const result = await c.requestRelease({ resource: 'doc', layout });
+        expect(result.requested, `${layout}: ${JSON.stringify(result)}`).toHaveLength(2);
+        expect(result.requested.some((node) => (layout === 'curator' ? /__WRIT__\d{10}$/ : /\/W-/).test(node))).toBe(true);
+        await read.release();
+        await write.release();
+      });
+    }
   });
 
   it("@DistributedLock({ onReleaseRequest: 'release' }): a request aborts the running method's lock signal and frees the lock for the next caller", async () => {
