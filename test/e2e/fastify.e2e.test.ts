@@ -144,9 +144,19 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
     await eventually(async () => (await nodes('events')).length === 0, { what: 'events released when the client left' });
   });
 
+  /**
+   * The handler holds `file` and has made this request's stream. The lock is granted before the
+   * method runs, so the node alone does not say the stream is this request's (a previous test's
+   * ended stream would still be in `live.file`).
+   */
+  async function fileHandlerRunning(): Promise<void> {
+    await eventually(async () => live.file !== undefined && (await nodes('file')).length === 1, { what: 'the handler to hold file and make its stream' });
+  }
+
   it('a streamed file holds its lock until the stream ends', async () => {
+    live.file = undefined;
     const responded = fetch(`${url}/file`);
-    await eventually(async () => (await nodes('file')).length === 1, { what: 'the handler to hold file' });
+    await fileHandlerRunning();
     live.file!.push('chunk 1\n');
     const reader = (await responded).body!.getReader();
     await readUntil(reader, 'chunk 1');
@@ -161,8 +171,9 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
 
   it('a streamed file whose client goes away mid-stream releases its lock', async () => {
     const client = new AbortController();
+    live.file = undefined;
     const responded = fetch(`${url}/file`, { signal: client.signal });
-    await eventually(async () => (await nodes('file')).length === 1, { what: 'the handler to hold file' });
+    await fileHandlerRunning();
     live.file!.push('chunk 1\n');
     const reader = (await responded).body!.getReader();
     await readUntil(reader, 'chunk 1');
