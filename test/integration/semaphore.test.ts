@@ -75,11 +75,11 @@ describe('semaphore on a real ZooKeeper', () => {
     // The waiter let in re-read the queue once; the one behind it once more (it moves its watch to
     // the holders); nobody else woke.
     const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
-    await expectEventually(() => woken(reads(), before).join() === '1,1,0,0,0');
+    await expectEventually(() => woken(reads(), before).join() === '1,1,0,0,0', () => woken(reads(), before).join());
     const middle = reads();
     await holders[0]!.release();
     const second = await leases[1]!;
-    await expectEventually(() => woken(reads(), middle).join() === '0,1,1,0,0');
+    await expectEventually(() => woken(reads(), middle).join() === '0,1,1,0,0', () => woken(reads(), middle).join());
     for (const lease of [first, second]) await lease.release();
     for (const lease of leases.slice(2)) await (await lease).release();
     expect(order).toEqual([0, 1, 2, 3, 4]);
@@ -133,7 +133,7 @@ describe('semaphore on a real ZooKeeper', () => {
   });
 });
 
-async function expectEventually(check: () => boolean): Promise<void> {
+async function expectEventually(check: () => boolean, seen?: () => string): Promise<void> {
   for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(check()).toBe(true);
+  expect(check(), seen && `seen: ${seen()}`).toBe(true);
 }
