@@ -60,7 +60,7 @@ function contextKey(scope: string, slot: LockSlot, lockId: string): string {
 }
 
 /** Every slot, the write first (the lock `held` reports when a context holds a write and its downgraded read). */
-const OTHER_SLOTS: readonly LockSlot[] = ['write', 'exclusive', 'read', 'simple', 'semaphore'];
+const ALL_SLOTS: readonly LockSlot[] = ['write', 'exclusive', 'read', 'simple', 'semaphore'];
 
 const storage = new AsyncLocalStorage<LockContext>();
 
@@ -163,7 +163,7 @@ export class ReentrantLocks {
    */
   private assertOneKind(context: LockContext, request: LockRequest): void {
     const readWrite = request.layout === 'curator' && (request.slot === 'read' || request.slot === 'write');
-    for (const slot of OTHER_SLOTS) {
+    for (const slot of ALL_SLOTS) {
       if (slot === request.slot || (readWrite && (slot === 'read' || slot === 'write'))) continue;
       const key = contextKey(this.scope, slot, request.lockId);
       if (context.live(this.scope, slot, request.lockId) || context.pending.has(key)) {
@@ -178,7 +178,7 @@ export class ReentrantLocks {
 
   /** The lock `context` holds on `lockId` (LockRequest.lockId) through this service, the write first. */
   held(context: LockContext | undefined, lockId: string): HeldLock | undefined {
-    for (const slot of OTHER_SLOTS) {
+    for (const slot of ALL_SLOTS) {
       const entry = context?.live(this.scope, slot, lockId);
       if (entry) return entry.lock;
     }

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Decision, LockDriver } from './lock-driver.js';
-import { ENTRY_KIND, type EntryKind, type QueueEntry, refuseForeign } from './queue-entry.js';
+import { ENTRY_KIND, type EntryKind, type QueueEntry, refuseForeign, SEQUENCE_DIGITS } from './queue-entry.js';
 import { CURATOR_PARENTS, KAZOO_PARENTS, type NodeStyle } from './layouts.js';
 
 /** Curator's sort key: the text after the last `lockName`, or the whole name (`fixForSorting`). */
@@ -28,7 +28,7 @@ function byKey(a: { key: string; name: string }, b: { key: string; name: string 
 }
 
 function entry(name: string, kind: string): QueueEntry {
-  return { name, kind, permits: undefined, sessionId: '', sequence: Number(name.slice(-10)) };
+  return { name, kind, permits: undefined, sessionId: '', sequence: Number(name.slice(-SEQUENCE_DIGITS)) };
 }
 
 /** The lowest entry holds; every other one watches the entry just before it. */

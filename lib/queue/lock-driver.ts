@@ -78,7 +78,8 @@ function ownDriver(kind: EntryKind, decide: LockDriver['decide'], permits?: numb
   };
 }
 
-const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.revocableExclusive, ENTRY_KIND.revocableWrite]);
+/** Entries that exclude everyone (exclusive and write, revocable or not). */
+export const WRITE_KINDS: ReadonlySet<string> = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.revocableExclusive, ENTRY_KIND.revocableWrite]);
 const LOCK_KINDS = new Set<string>([...WRITE_KINDS, ENTRY_KIND.read, ENTRY_KIND.downgradeRead]);
 /** The entries whose holders grant the lock by write: a data change of such a node is its release to the watcher. */
 const GRANTING_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write]);

@@ -12,7 +12,7 @@ import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ParentModes } from './layouts.js';
 import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { NodeRemover } from './node-remover.js';
-import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { createIfMissing, readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { QueueWaiter } from './queue-waiter.js';
 import type { WaiterView, QueueSink, SessionSource, WaiterHost, WaiterSpec } from './queue.types.js';
 
@@ -157,24 +157,6 @@ export class LockInternals implements WaiterHost {
   async ensureRoot(session: ZkSessionApi, stop: AbortSignal): Promise<void> {
     for (const path of this.rootAncestors) await createIfMissing(session, path, 'PERSISTENT', stop, this.acl);
   }
-}
-
-/**
- * Creates a node unless it exists, retrying through connection loss, with `acl` in the create
- * request (so it is never open, not even for an instant).
- */
-async function createIfMissing(
-  session: ZkSessionApi,
-  path: string,
-  mode: 'PERSISTENT' | 'CONTAINER',
-  stop: AbortSignal,
-  acl?: readonly ZkAcl[],
-): Promise<void> {
-  await untilAnswered(session, stop, () =>
-    session.create(path, '', mode, acl).catch((error: unknown) => {
-      if (!(error instanceof ZkNodeExistsError)) throw error;
-    }),
-  );
 }
 
 /** What was seen before our create: the highest zxid, and the queue's parent as last listed (czxid 0: never). */

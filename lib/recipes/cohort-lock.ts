@@ -21,6 +21,12 @@ export interface CohortOptions {
   maxHoldMs?: number;
 }
 
+/** A CohortLock's cohorts, and the locks one caller holds or waits for alone, by one kind of key. */
+interface CohortTables {
+  readonly cohorts: Map<string, Cohort>;
+  readonly alone: Set<string>;
+}
+
 export const DEFAULT_COHORT = { maxHandoffs: 16, maxHoldMs: 50 } as const;
 
 /** An exclusive queue recipe (FairLock, ReadWriteLock.write) a cohort can stand in front of. */
@@ -42,13 +48,10 @@ export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): stri
  * caller of the process queues behind it, locally.
  */
 export class CohortLock implements LockRecipe, CohortSettings {
-  /** By resource (the name itself: no string is built per acquire). */
-  private readonly cohorts = new Map<string, Cohort>();
-  /** Resources that one caller of this process waits for or holds on a node of its own. */
-  private readonly alone = new Set<string>();
-  /** The same two for locks taken at a `zkPath`, by that path. */
-  private readonly cohortsAtPath = new Map<string, Cohort>();
-  private readonly aloneAtPath = new Set<string>();
+  /** Locks named by resource, keyed by the name itself (no string is built per acquire). */
+  private readonly byResource: CohortTables = { cohorts: new Map(), alone: new Set() };
+  /** Locks taken at a `zkPath`, keyed by that path. */
+  private readonly atPath: CohortTables = { cohorts: new Map(), alone: new Set() };
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
 
@@ -73,30 +76,28 @@ export class CohortLock implements LockRecipe, CohortSettings {
 
   /** Callers of this process waiting for `resource` in its cohort queue. */
   localWaiters(resource: string, zkPath?: string): number {
-    return (zkPath === undefined ? this.cohorts.get(resource) : this.cohortsAtPath.get(zkPath))?.waiting ?? 0;
+    return this.tablesFor(zkPath).cohorts.get(zkPath ?? resource)?.waiting ?? 0;
   }
 
   private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     return rejectOnThrow(() => {
       const { zkPath } = options;
+      const tables = this.tablesFor(zkPath);
       const key = zkPath ?? resource;
-      const cohorts = zkPath === undefined ? this.cohorts : this.cohortsAtPath;
-      let cohort = cohorts.get(key);
-      if (!cohort && !(zkPath === undefined ? this.alone : this.aloneAtPath).has(key)) return this.takeAlone(resource, options, tryOnly);
+      let cohort = tables.cohorts.get(key);
+      if (!cohort && !tables.alone.has(key)) return this.takeAlone(resource, options, tryOnly, tables.alone, key);
       if (!cohort) {
         // Wanted by another caller of this process: not free right now.
         if (tryOnly || options.waitTimeoutMs === 0) return busy(resource, tryOnly);
-        cohort = this.startCohort(resource, zkPath);
+        cohort = this.startCohort(resource, zkPath, tables.cohorts, key);
       }
       return cohort.acquire(options, tryOnly);
     });
   }
 
   /** The only caller of the process on its lock: its own node, marked until it has no lock. */
-  private takeAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
-    const { onEnd, onNoLock, zkPath } = options;
-    const alone = zkPath === undefined ? this.alone : this.aloneAtPath;
-    const key = zkPath ?? resource;
+  private takeAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, alone: Set<string>, key: string): Promise<HeldLock | null> {
+    const { onEnd, onNoLock } = options;
     const ended = (): void => {
       alone.delete(key);
     };
@@ -122,15 +123,17 @@ export class CohortLock implements LockRecipe, CohortSettings {
     }
   }
 
-  private startCohort(resource: string, zkPath: string | undefined): Cohort {
+  private startCohort(resource: string, zkPath: string | undefined, cohorts: Map<string, Cohort>, key: string): Cohort {
     this.inner.pathFor(resource, zkPath); // refuses a name or zkPath that cannot be a lock, before anything queues
-    const cohorts = zkPath === undefined ? this.cohorts : this.cohortsAtPath;
-    const key = zkPath ?? resource;
     const created: Cohort = new Cohort(resource, zkPath, this, () => {
       if (cohorts.get(key) === created) cohorts.delete(key);
     });
     cohorts.set(key, created);
     return created;
+  }
+
+  private tablesFor(zkPath: string | undefined): CohortTables {
+    return zkPath === undefined ? this.byResource : this.atPath;
   }
 }
 

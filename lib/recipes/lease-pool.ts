@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { IncompatibleQueueError, ZkConnectionLossError, ZkNodeExistsError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { createIfMissing, readChildren, readNode, untilAnswered } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import { pathPrefixes } from '../zookeeper/paths.js';
 import type { LockDriver } from '../queue/lock-driver.js';
@@ -166,7 +166,7 @@ export class LeasePool implements LockRecipe {
         } catch (error) {
           if (error instanceof ZkNoNodeError) {
             sent = false; // refused: nothing was created
-            for (const ancestor of pathPrefixes(leases)) await this.createIfMissing(session, ancestor, '', stop);
+            for (const ancestor of pathPrefixes(leases)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
             continue;
           }
           // A retried create of a fixed name (kazoo's) that had gone through: ours if our session owns it.
@@ -190,13 +190,10 @@ export class LeasePool implements LockRecipe {
   /** kazoo's max_leases in the pool path's data: written when we create the path, refused when another number is there. */
   private async checkStoredPermits(session: ZkSessionApi, path: string, stop: AbortSignal): Promise<void> {
     const { permits } = this;
-    let data: Buffer;
-    try {
-      ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
-    } catch (error) {
-      if (!(error instanceof ZkNoNodeError)) throw error;
-      for (const ancestor of pathPrefixes(path).slice(0, -1)) await this.createIfMissing(session, ancestor, '', stop);
-      if (await this.createIfMissing(session, path, String(permits), stop)) return;
+    let data = (await readNode(session, path, stop))?.data;
+    if (!data) {
+      for (const ancestor of pathPrefixes(path).slice(0, -1)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
+      if (await createIfMissing(session, path, 'PERSISTENT', stop, this.runtime.acl, String(permits))) return;
       ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
     }
     const text = data.toString('utf8').trim();
@@ -206,18 +203,5 @@ export class LeasePool implements LockRecipe {
           'every user of one semaphore must give the same number',
       );
     }
-  }
-
-  /** Creates a persistent node unless it exists; true when this call created it. */
-  private async createIfMissing(session: ZkSessionApi, path: string, data: string, stop: AbortSignal): Promise<boolean> {
-    return untilAnswered(session, stop, () =>
-      session.create(path, data, 'PERSISTENT', this.runtime.acl).then(
-        () => true,
-        (error: unknown) => {
-          if (error instanceof ZkNodeExistsError) return false;
-          throw error;
-        },
-      ),
-    );
   }
 }

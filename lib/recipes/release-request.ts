@@ -12,6 +12,7 @@
 import { InvalidOptionsError } from '../errors.js';
 import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from '../queue/foreign-drivers.js';
 import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
+import { WRITE_KINDS } from '../queue/lock-driver.js';
 import type { LockLayout } from '../queue/layouts.js';
 import { IncompatibleQueueError, ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
@@ -89,8 +90,6 @@ export async function requestRelease(
   }
   return { path, requested: requested.sort(), notAsked: notAsked.sort(), forced: forced.sort() };
 }
-
-const WRITE_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write, ENTRY_KIND.revocableExclusive, ENTRY_KIND.revocableWrite]);
 
 /** Who holds, by the layout's rules; `askable`: a request may be written into the node. */
 function holdersOf(children: readonly string[], layout: LockLayout): { name: string; askable: boolean }[] {

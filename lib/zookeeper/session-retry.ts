@@ -1,5 +1,6 @@
 import type { ZkStat } from './native-client.js';
-import { ZkConnectionLossError, ZkNoNodeError } from './zk-errors.js';
+import { ZkConnectionLossError, ZkNodeExistsError, ZkNoNodeError } from './zk-errors.js';
+import type { ZkAcl } from './zk-acl.js';
 import type { ChildList, NodeData, ZkSessionApi } from './zk-session-api.js';
 
 /**
@@ -46,5 +47,29 @@ export function readNode(session: ZkSessionApi, path: string, stop: AbortSignal 
       if (error instanceof ZkNoNodeError) return null;
       throw error;
     }),
+  );
+}
+
+/**
+ * Creates a node unless it exists, retrying through connection loss, with `acl` in the create
+ * request (so it is never open, not even for an instant). Resolves true when this call created it
+ * (a create retried after a lost reply that had gone through counts as existing).
+ */
+export function createIfMissing(
+  session: ZkSessionApi,
+  path: string,
+  mode: 'PERSISTENT' | 'CONTAINER',
+  stop: AbortSignal,
+  acl?: readonly ZkAcl[],
+  data = '',
+): Promise<boolean> {
+  return untilAnswered(session, stop, () =>
+    session.create(path, data, mode, acl).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof ZkNodeExistsError) return false;
+        throw error;
+      },
+    ),
   );
 }
