@@ -137,8 +137,7 @@ public final class CuratorBench {
     List<long[]> perThread = new ArrayList<>();
     int[] counts = new int[callers];
     int[] all = new int[callers];
-    Thread[] threads = new Thread[callers];
-    Throwable[] failure = new Throwable[1];
+    Workers workers = new Workers();
     for (int t = 0; t < callers; t++) {
       long[] waits = new long[1 << 16];
       perThread.add(waits);
@@ -146,34 +145,26 @@ public final class CuratorBench {
       CuratorFramework session = clients.get(t % clients.size());
       InterProcessMutex mutex = rw != null ? null : own || clients.size() > 1 ? new InterProcessMutex(session, path) : mutex(path);
       long[] seed = { 1 + t * 7919L + ProcessHandle.current().pid() };
-      threads[t] = new Thread(() -> {
-        try {
-          int n = 0;
-          while (System.nanoTime() < windowEnd) {
-            InterProcessLock lock = mutex;
-            if (rw != null) {
-              seed[0] = (seed[0] * 1103515245L + 12345L) % 2147483648L;
-              lock = (seed[0] / 2147483648.0) * 100 < readPercent ? rw.readLock() : rw.writeLock();
-            }
-            long t0 = System.nanoTime();
-            lock.acquire();
-            long t1 = System.nanoTime();
-            if (holdMs > 0) Thread.sleep(holdMs);
-            lock.release();
-            all[index] += 1;
-            if (System.nanoTime() <= windowEnd && n < waits.length) waits[n++] = t1 - t0;
+      workers.start(() -> {
+        int n = 0;
+        while (System.nanoTime() < windowEnd) {
+          InterProcessLock lock = mutex;
+          if (rw != null) {
+            seed[0] = (seed[0] * 1103515245L + 12345L) % 2147483648L;
+            lock = (seed[0] / 2147483648.0) * 100 < readPercent ? rw.readLock() : rw.writeLock();
           }
-          counts[index] = n;
-        } catch (Throwable error) {
-          synchronized (failure) {
-            failure[0] = error;
-          }
+          long t0 = System.nanoTime();
+          lock.acquire();
+          long t1 = System.nanoTime();
+          if (holdMs > 0) Thread.sleep(holdMs);
+          lock.release();
+          all[index] += 1;
+          if (System.nanoTime() <= windowEnd && n < waits.length) waits[n++] = t1 - t0;
         }
+        counts[index] = n;
       });
-      threads[t].start();
     }
-    for (Thread thread : threads) thread.join();
-    if (failure[0] != null) throw new RuntimeException(failure[0]);
+    workers.joinAll();
     int total = 0;
     int allCycles = 0;
     for (int t = 0; t < callers; t++) {
@@ -277,27 +268,18 @@ public final class CuratorBench {
     int callers = Integer.parseInt(opts.get("callers"));
     double[] grants = new double[callers];
     double[] releases = new double[callers];
-    Throwable[] failure = new Throwable[1];
-    Thread[] threads = new Thread[callers];
+    Workers workers = new Workers();
     for (int t = 0; t < callers; t++) {
       int index = t;
       InterProcessMutex mutex = new InterProcessMutex(client, path);
-      threads[t] = new Thread(() -> {
-        try {
-          mutex.acquire();
-          grants[index] = System.nanoTime() / 1e3;
-          releases[index] = System.nanoTime() / 1e3;
-          mutex.release();
-        } catch (Throwable error) {
-          synchronized (failure) {
-            failure[0] = error;
-          }
-        }
+      workers.start(() -> {
+        mutex.acquire();
+        grants[index] = System.nanoTime() / 1e3;
+        releases[index] = System.nanoTime() / 1e3;
+        mutex.release();
       });
-      threads[t].start();
     }
-    for (Thread thread : threads) thread.join();
-    if (failure[0] != null) throw new RuntimeException(failure[0]);
+    workers.joinAll();
     StringBuilder json = new StringBuilder("{\"grantsUs\":");
     appendDoubles(json, grants);
     appendDoubles(json.append(",\"releasesUs\":"), releases);
@@ -340,5 +322,35 @@ public final class CuratorBench {
 
   private static String quote(String text) {
     return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", " ") + "\"";
+  }
+
+  /** What a worker thread runs. */
+  private interface Body {
+    void run() throws Exception;
+  }
+
+  /** Threads started one by one, joined together; the last failure is rethrown. */
+  private static final class Workers {
+    private final List<Thread> threads = new ArrayList<>();
+    private final Throwable[] failure = new Throwable[1];
+
+    void start(Body body) {
+      Thread thread = new Thread(() -> {
+        try {
+          body.run();
+        } catch (Throwable error) {
+          synchronized (failure) {
+            failure[0] = error;
+          }
+        }
+      });
+      threads.add(thread);
+      thread.start();
+    }
+
+    void joinAll() throws InterruptedException {
+      for (Thread thread : threads) thread.join();
+      if (failure[0] != null) throw new RuntimeException(failure[0]);
+    }
   }
 }

@@ -14,6 +14,7 @@ import type { ZkEnsemble, ZkServer } from '../../test/support/zk-server.js';
 import type { LineWorker } from './children.js';
 import { type BenchContext, connectedWorkerSession, type Impl } from './context.js';
 import { type Counters, readCounters } from './mntr.js';
+import type { Column } from './report.js';
 
 export interface BenchTarget {
   readonly kind: 'standalone' | 'ensemble';
@@ -34,6 +35,12 @@ export interface EnsembleTarget extends BenchTarget {
   /** The leader's `Zxid` (srvr), hex: windows of the transaction log can be looked up afterwards. */
   zxid(): Promise<string>;
 }
+
+/** The columns an ensemble adds to a per-cycle table: the leader's write transactions and the servers' CPU. */
+export const ENSEMBLE_COLUMNS: readonly Column[] = [
+  { key: 'txns', label: 'write txns/cycle', digits: 2 },
+  { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
+];
 
 export function standaloneTarget(server: ZkServer, storage: string): BenchTarget {
   return { kind: 'standalone', connectString: server.connectString, storage, counters: () => readCounters(server.clientPort) };

@@ -6,7 +6,7 @@
 import type { BenchContext, Impl } from '../support/context.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure } from '../support/stats.js';
-import type { BenchTarget } from '../support/target.js';
+import { type BenchTarget, ENSEMBLE_COLUMNS } from '../support/target.js';
 import type { ContentionSettings } from './contention.js';
 
 export type Variant = Impl | 'curator-own';
@@ -112,12 +112,7 @@ export function summarise(
       { key: 'p99', label: 'wait p99 ms', digits: 2 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
       { key: 'notifications', label: 'notifications/cycle', digits: 2 },
-      ...(ensemble
-        ? [
-            { key: 'txns', label: 'write txns/cycle', digits: 2 },
-            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
-          ]
-        : []),
+      ...(ensemble ? ENSEMBLE_COLUMNS : []),
       ...(s.grantsPerSession
         ? [
             { key: 'fewest', label: 'fewest per session', digits: 0 },

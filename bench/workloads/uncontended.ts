@@ -14,7 +14,7 @@ import { diffCounters } from '../support/mntr.js';
 import type { UncontendedAnswer } from '../support/protocol.js';
 import { type Check, formatNumber, type WorkloadResult } from '../support/report.js';
 import { figure, type Figure, percentile } from '../support/stats.js';
-import { type BenchTarget, describeSpread, type EnsembleTarget, placedWorkers } from '../support/target.js';
+import { type BenchTarget, describeSpread, ENSEMBLE_COLUMNS, type EnsembleTarget, placedWorkers } from '../support/target.js';
 
 const LABELS: Record<Impl, string> = {
   'raw-pipelined': 'raw client: create+list pipelined, delete (floor)',
@@ -236,12 +236,7 @@ function summarise(
       { key: 'rate', label: 'cycles/s', digits: 0 },
       { key: 'cpu', label: 'client CPU µs/cycle', digits: 0 },
       { key: 'requests', label: 'requests/cycle', digits: 2 },
-      ...(ensemble
-        ? [
-            { key: 'txns', label: 'write txns/cycle', digits: 2 },
-            { key: 'serverCpu', label: 'server CPU µs/cycle', digits: 0 },
-          ]
-        : []),
+      ...(ensemble ? ENSEMBLE_COLUMNS : []),
       { key: 'p50VsFloor', label: 'p50 vs floor', digits: 2, ratio: true },
       { key: 'rateVsCurator', label: 'cycles/s vs Curator', digits: 2, ratio: true },
     ],
