@@ -175,6 +175,9 @@ function notRolledBack(list: ChildList, floor: Floor, parent: string, prefix: st
   const { stat } = list;
   if (!list.children.some((child) => child.startsWith(prefix))) return list;
   if (stat.pzxid < floor.zxid) throw new ZkRolledBackError(parent, floor.zxid, stat.pzxid);
+  // A parent created again gets a higher zxid than the one it replaces: an older one (restored from a
+  // backup taken before the re-creation) would hand out tokens below those of the newer one.
+  if (stat.czxid < floor.czxid) throw new ZkRolledBackError(parent, floor.czxid, stat.czxid, 'queue');
   // Our create counted up the parent's children's version since that listing, unless restored.
   if (floor.czxid !== 0 && floor.czxid === stat.czxid && stat.cversion <= floor.cversion) {
     throw new ZkRolledBackError(parent, floor.cversion, stat.cversion, 'sequence');

@@ -100,19 +100,30 @@ export class ZkRolledBackError extends ZkError {
     path: string,
     readonly seen: number,
     readonly now: number,
-    /** What went back: the zxid, or the sequence (cversion) of a queue's parent. */
-    readonly what: 'zxid' | 'sequence' = 'zxid',
+    /**
+     * What went back: the zxid; the sequence (cversion) of a queue's parent; or the parent itself,
+     * now an older incarnation (a lower czxid) than one seen at that path.
+     */
+    readonly what: RollbackSeen = 'zxid',
   ) {
     super(ZK_CODES.RUNTIMEINCONSISTENCY, 'getChildren', path);
     this.message = `ZooKeeper's history went back at ${path}: ${describeRollback(what, seen, now)}`;
   }
 }
 
+/** What a rollback was detected by (see ZkRolledBackError.what). */
+export type RollbackSeen = 'zxid' | 'sequence' | 'queue';
+
 /** What went back, for a message: "zxid 0x... seen before, the server now shows 0x...". */
-export function describeRollback(what: 'zxid' | 'sequence', seen: number, now: number): string {
-  return what === 'zxid'
-    ? `this process has seen zxid 0x${seen.toString(16)}, the server now shows 0x${now.toString(16)}`
-    : `this process has seen the lock's queue at sequence ${seen}, the server now shows it at ${now}`;
+export function describeRollback(what: RollbackSeen, seen: number, now: number): string {
+  switch (what) {
+    case 'zxid':
+      return `this process has seen zxid 0x${seen.toString(16)}, the server now shows 0x${now.toString(16)}`;
+    case 'sequence':
+      return `this process has seen the lock's queue at sequence ${seen}, the server now shows it at ${now}`;
+    case 'queue':
+      return `this process has seen the lock's queue created at zxid 0x${seen.toString(16)}, the server now shows an older one, created at 0x${now.toString(16)}`;
+  }
 }
 
 /**

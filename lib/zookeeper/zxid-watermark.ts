@@ -15,9 +15,10 @@ const MAX_QUEUES = 10_000;
  * saw before sending the create, and a queue's parent, for as long as it lives (the same czxid),
  * counts its children's creates and deletes up (cversion, which numbers the sequential nodes). A
  * listing right after our own create that shows a lower zxid, or the same parent with a cversion no
- * higher than seen before, means the servers were restored: from an empty data directory (zxids
- * start over) or from a backup (a new epoch, so zxids go on growing, but the parent's sequence
- * numbers go back). Tokens would then go backwards (see LockInternals.enqueue).
+ * higher than seen before, or an older parent (a lower czxid) where a newer one was seen, means the
+ * servers were restored: from an empty data directory (zxids start over) or from a backup (a new
+ * epoch, so zxids go on growing, but the parent's sequence numbers, or the parent itself, go back).
+ * Tokens would then go backwards (see LockInternals.enqueue).
  */
 export class ZxidWatermark {
   private highestSeen = 0;
@@ -39,8 +40,10 @@ export class ZxidWatermark {
     if (listed === undefined || stat.czxid === 0) return;
     const seen = this.queues.get(listed);
     if (seen) {
-      // Updated in place: a listing per lock cycle should cost no allocation.
-      if (seen.czxid !== stat.czxid || seen.cversion < stat.cversion) {
+      // Updated in place: a listing per lock cycle should cost no allocation. Only forward: a newer
+      // incarnation (higher czxid), or more children's changes in the same one; an older incarnation
+      // is a rollback, which the record must go on showing to every later create.
+      if (seen.czxid < stat.czxid || (seen.czxid === stat.czxid && seen.cversion < stat.cversion)) {
         seen.czxid = stat.czxid;
         seen.cversion = stat.cversion;
       }
