@@ -9,7 +9,10 @@
  *   of them. The permit count is not stored: every client must be given the same.
  * - kazoo: guard `Lock` at the sibling `<path>-__lock__`; leases `<path>/<uuid hex>` (EPHEMERAL),
  *   created only while fewer than `permits` are there. `<path>` stores max_leases; another number
- *   there is refused.
+ *   there is refused. Counting before adding trusts the guard, so our lease is created in one
+ *   transaction with a check that our guard node is still there: a guard deleted by force (by hand,
+ *   or a revoke) cannot let two clients add at once. (Curator's pool adds, then counts: two adds at
+ *   once each see the other, so it needs no such check.)
  *
  * A holder's fencing token is its guard grant's: leases are added one guard holder at a time, so
  * the tokens grow in the order the leases were granted.
@@ -123,7 +126,11 @@ export class LeasePool implements LockRecipe {
     try {
       for (;;) {
         const { children } = await readChildren(session, leases, stop);
-        if (lease === undefined && children.length < permits) lease = await this.createLease(session, leases, data, stop);
+        if (lease === undefined && children.length < permits) {
+          const added = await this.createLease(session, leases, data, stop, guard.path);
+          if (added === VANISHED) return VANISHED; // our guard is gone: take it again
+          lease = added;
+        }
         if (lease !== undefined) {
           const name = lease.slice(leases.length + 1);
           if (!children.includes(name) && pool.sequential) return VANISHED; // deleted by hand: start again, as Curator does
@@ -151,28 +158,38 @@ export class LeasePool implements LockRecipe {
   /**
    * Creates our lease (its parents too, when missing); a create of unknown outcome is found by its
    * unique name. On any failure after a create was sent, the node it may have made is removed.
+   * With `guard` (a pool that counts before it adds), the lease is created only while that guard
+   * node is there; VANISHED when it is not.
    */
-  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal): Promise<string> {
+  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal): Promise<string>;
+  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal, guard: string): Promise<string | typeof VANISHED>;
+  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal, guard?: string): Promise<string | typeof VANISHED> {
     const { pool, runtime } = this;
     const name = pool.leaseName();
-    const mode = pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL';
+    const path = `${leases}/${name}`;
     let sent = false;
     try {
       for (;;) {
         if (!session.connected) await session.whenConnected(stop);
         try {
           sent = true;
-          return await session.create(`${leases}/${name}`, data, mode, runtime.acl);
+          if (pool.sequential) return await session.create(path, data, 'EPHEMERAL_SEQUENTIAL', runtime.acl);
+          await session.multi([
+            ...(guard === undefined ? [] : [{ op: 'check', path: guard, version: -1 } as const]),
+            { op: 'create', path, data, mode: 'EPHEMERAL', acl: runtime.acl },
+          ]);
+          return path;
         } catch (error) {
           if (error instanceof ZkNoNodeError) {
             sent = false; // refused: nothing was created
+            if (guard !== undefined && !(await readNode(session, guard, stop))) return VANISHED;
             for (const ancestor of pathPrefixes(leases)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
             continue;
           }
           // A retried create of a fixed name (kazoo's) that had gone through: ours if our session owns it.
           if (error instanceof ZkNodeExistsError && !pool.sequential) {
-            const { stat } = await untilAnswered(session, stop, () => session.getData(`${leases}/${name}`));
-            if (stat.ephemeralOwner === session.id) return `${leases}/${name}`;
+            const { stat } = await untilAnswered(session, stop, () => session.getData(path));
+            if (stat.ephemeralOwner === session.id) return path;
             throw error;
           }
           if (!(error instanceof ZkConnectionLossError)) throw error;

@@ -42,6 +42,8 @@ export interface NativeMultiOp {
   version?: number;
   /** A create's mode (CREATE_FLAGS). */
   flags?: number;
+  /** A create's ACL, as a_create_acl takes it; the open ACL when absent. */
+  acl?: { scheme: string; auth: string; perm: number }[];
 }
 
 /** The C client's op codes for a_multi (zookeeper.h ZOO_*_OP). */

@@ -44,12 +44,14 @@ export interface ChildList {
 
 /**
  * One operation of a transaction (ZkSessionApi.multi): write a node's data (any version), delete a
- * node (any version), or require a node to be at `version`.
+ * node (any version), require a node to be at `version` (-1: to exist), or create a node (not a
+ * sequential one: its name would only be known from the answer).
  */
 export type MultiOp =
   | { readonly op: 'setData'; readonly path: string; readonly data: Buffer }
   | { readonly op: 'delete'; readonly path: string }
-  | { readonly op: 'check'; readonly path: string; readonly version: number };
+  | { readonly op: 'check'; readonly path: string; readonly version: number }
+  | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: 'PERSISTENT' | 'EPHEMERAL'; readonly acl?: readonly ZkAcl[] };
 
 /**
  * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.

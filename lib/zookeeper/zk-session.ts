@@ -213,9 +213,18 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   multi(ops: readonly MultiOp[]): Promise<void> {
-    const native: NativeMultiOp[] = ops.map((op) =>
-      op.op === 'check' ? { type: MULTI_OPS.check, path: op.path, version: op.version } : { type: MULTI_OPS[op.op], path: op.path, ...(op.op === 'setData' && { data: op.data }) },
-    );
+    const native: NativeMultiOp[] = ops.map((op): NativeMultiOp => {
+      switch (op.op) {
+        case 'check':
+          return { type: MULTI_OPS.check, path: op.path, version: op.version };
+        case 'create':
+          return { type: MULTI_OPS.create, path: op.path, data: op.data, flags: CREATE_FLAGS[op.mode], ...(op.acl && op.acl.length > 0 && { acl: nativeAcl(op.acl) }) };
+        case 'setData':
+          return { type: MULTI_OPS.setData, path: op.path, data: op.data };
+        case 'delete':
+          return { type: MULTI_OPS.delete, path: op.path };
+      }
+    });
     return this.call<void>('multi', multiPath(ops), (done) => this.handle.a_multi(native, (rc) => done(rc, undefined)));
   }
 

@@ -1241,9 +1241,10 @@ public:
     }
 
     // a_multi(ops, cb): one transaction (zoo_amulti). Each op is { type, path, data?, version?,
-    // flags? } with type one of ZOO_CREATE_OP (1), ZOO_DELETE_OP (2), ZOO_SETDATA_OP (5) or
+    // flags?, acl? } with type one of ZOO_CREATE_OP (1), ZOO_DELETE_OP (2), ZOO_SETDATA_OP (5) or
     // ZOO_CHECK_OP (13). cb(rc, message, [{ rc, path? }]): rc is the first failed operation's code
-    // (ZOK when all applied); path is a created node's. Creates use the open ACL, as a_create does.
+    // (ZOK when all applied); path is a created node's. A create takes `acl` as a_create_acl does
+    // ([{ scheme, auth, perm }], not empty), else the open ACL.
     Napi::Value AMulti(const Napi::CallbackInfo &info) {
         Napi::Env env = info.Env();
         JsCall js(this);
@@ -1274,6 +1275,13 @@ public:
         std::vector<zoo_op_result_t> results(count);
         std::vector<char> created(count * MULTI_PATH_MAX);
         memset(results.data(), 0, sizeof(zoo_op_result_t) * count);
+        // The creates' ACLs, serialized by zoo_amulti too: freed when this call returns.
+        struct AclVectors {
+            std::vector<struct ACL_vector *> list;
+            ~AclVectors() {
+                for (struct ACL_vector *aclv : list) { deallocate_ACL_vector(aclv); free(aclv); }
+            }
+        } acls;
 
         for (int i = 0; i < count; i++) {
             Napi::Value item = list.Get((uint32_t) i);
@@ -1301,7 +1309,19 @@ public:
                 case ZOO_CREATE_OP: {
                     int flags = (int) toUint(op.Get("flags"));
                     ARGS_OK();
-                    zoo_create_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), &ZOO_OPEN_ACL_UNSAFE,
+                    Napi::Value acl_value = op.Get("acl");
+                    ARGS_OK();
+                    struct ACL_vector *aclv = &ZOO_OPEN_ACL_UNSAFE;
+                    if (!acl_value.IsUndefined()) {
+                        if (!acl_value.IsArray() || acl_value.As<Napi::Array>().Length() == 0) {
+                            Napi::Error::New(env, "a_multi: a create's ACL must be a non-empty array").ThrowAsJavaScriptException();
+                            return env.Undefined();
+                        }
+                        aclv = createAclVector(acl_value.As<Napi::Array>());
+                        if (!aclv) return env.Undefined();
+                        acls.list.push_back(aclv);
+                    }
+                    zoo_create_op_init(&ops[i], paths[i].c_str(), datas[i].data(), (int) datas[i].size(), aclv,
                                        flags, NULL, MULTI_PATH_MAX);
                     break;
                 }

@@ -140,11 +140,22 @@ export class ZNodeTree {
     const path = [...new Set(ops.map((op) => op.path))].join(',');
     const deleted = new Set<string>();
     const written = new Map<string, number>();
+    const created = new Set<string>();
     for (const op of ops) {
+      if (op.op === 'create') {
+        const exists = (at: string) => created.has(at) || (!deleted.has(at) && this.nodes.has(at));
+        validatePath(op.path, 'multi', false);
+        if (!exists(parentOf(op.path))) throw zkError(ZK_CODES.NONODE, 'multi', path);
+        if (exists(op.path)) throw zkError(ZK_CODES.NODEEXISTS, 'multi', path);
+        const parent = this.nodes.get(parentOf(op.path));
+        if (parent) this.checkPerm(caller, parent, ZK_PERMS.CREATE, 'multi', path);
+        created.add(op.path);
+        continue;
+      }
       const node = deleted.has(op.path) ? undefined : this.nodes.get(op.path);
       if (!node) throw zkError(ZK_CODES.NONODE, 'multi', path);
       if (op.op === 'check') {
-        if ((written.get(op.path) ?? node.version) !== op.version) throw zkError(ZK_CODES.BADVERSION, 'multi', path);
+        if (op.version !== -1 && (written.get(op.path) ?? node.version) !== op.version) throw zkError(ZK_CODES.BADVERSION, 'multi', path);
       } else if (op.op === 'setData') {
         this.checkPerm(caller, node, ZK_PERMS.WRITE, 'multi', path);
         written.set(op.path, (written.get(op.path) ?? node.version) + 1);
@@ -158,6 +169,7 @@ export class ZNodeTree {
     for (const op of ops) {
       if (op.op === 'setData') this.setData(caller, op.path, op.data);
       else if (op.op === 'delete') this.delete(caller, op.path);
+      else if (op.op === 'create') this.create(caller, op.path, op.data, op.mode, op.acl);
     }
   }
 
