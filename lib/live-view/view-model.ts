@@ -1,5 +1,5 @@
 import { ageOf, type LockOverview } from '../recipes/inspect-all.js';
-import type { LockInspection, LockNodeInfo, LockNodeMode } from '../recipes/inspect.js';
+import type { LockInspection, LockNodeInfo, LockNodeMode } from '../recipes/lock-inspection.js';
 
 /**
  * The live view's JSON (GET /<path>/data, and `nestjs-zk-lock inspect --json`): the overview

@@ -71,3 +71,34 @@ export function styleAdvice(style: NodeStyle): string {
       return "kazoo's Lock, WriteLock or ReadLock (layout: 'kazoo')";
   }
 }
+
+/**
+ * Whose semaphore lease pool a path's children are, if any: Curator's `InterProcessSemaphoreV2`
+ * keeps `locks` and `leases` under its path; kazoo's `Semaphore` keeps its leases there, named by a
+ * bare uuid (hex, no sequence).
+ */
+export function leasePoolOf(children: readonly string[]): 'curator' | 'kazoo' | undefined {
+  if (children.includes('leases')) return 'curator';
+  if (children.some((name) => KAZOO_LEASE.test(name))) return 'kazoo';
+  return undefined;
+}
+
+const KAZOO_LEASE = /^[0-9a-f]{32}$/;
+
+/** Lock layouts, and semaphore lease pools, as a path's children show them. */
+export type DetectedLayout = { readonly layout: LockLayout; readonly pool: boolean };
+
+/**
+ * The layout a lock path's children are in, by their names: the style of the first child any known
+ * client makes (a path that mixes styles is still named by its first: reading it by that layout's
+ * rules then says what else is there). Undefined when no child is a lock node or a lease pool.
+ */
+export function detectLayout(children: readonly string[]): DetectedLayout | undefined {
+  const pool = leasePoolOf(children);
+  if (pool) return { layout: pool, pool: true };
+  for (const name of children) {
+    const style = styleOf(name);
+    if (style !== undefined) return { layout: style.startsWith('curator') ? 'curator' : (style as 'kazoo' | 'nestjs-zk-lock'), pool: false };
+  }
+  return undefined;
+}
