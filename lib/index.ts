@@ -33,6 +33,7 @@ export { LockBusyFilter } from './nest/lock-busy.filter.js';
 export { LockBusyException, LOCK_BUSY } from './nest/lock-busy.exception.js';
 export type { LockBusyPayload } from './nest/lock-busy.exception.js';
 export { inspectAll, type LockOverview, type InspectAllOptions } from './recipes/inspect-all.js';
+export type { LockAtPath, LockScan } from './recipes/inspect-elsewhere.js';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/zk-lock.constants.js';
 export {
   ZkLockError,

@@ -64,7 +64,7 @@ export async function inspectAll(runtime: RecipeRuntime, options: InspectAllOpti
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new InvalidOptionsError('concurrency', `must be a positive integer, got ${shown(concurrency)}`);
   }
-  const targets = checkTargets(runtime, options);
+  const targets = checkTargets(options, runtime);
   const { signal } = options;
   const session = await runtime.sessions.session(signal);
   const { children } = await readChildren(session, runtime.rootPath, signal);

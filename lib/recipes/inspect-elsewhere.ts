@@ -6,6 +6,7 @@
 import { InvalidOptionsError, InvalidResourceNameError, shown } from '../errors.js';
 import { detectLayout, type LockLayout, validateLayout } from '../queue/layouts.js';
 import { readChildren } from '../zookeeper/session-retry.js';
+import { validateZkPath } from '../zookeeper/paths.js';
 import { inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
@@ -33,23 +34,25 @@ export interface LockTargets {
 }
 
 /**
- * Checks `paths` and `scan` before anything is read.
- * @throws InvalidOptionsError, or InvalidResourceNameError for a bad path.
+ * Checks `paths` and `scan` before anything is read; with `runtime`, also that each is outside its
+ * rootPath (whose locks are listed anyway).
+ * @throws InvalidOptionsError, or InvalidResourceNameError for a bad zkPath.
  */
-export function checkTargets(runtime: RecipeRuntime, options: { paths?: unknown; scan?: unknown }): LockTargets {
+export function checkTargets(options: { paths?: unknown; scan?: unknown }, runtime?: RecipeRuntime): LockTargets {
+  const outside = (path: string) => (runtime ? runtime.pathFor(path, path) : validateZkPath(path));
   const paths = listOf(options.paths, 'paths', '{ zkPath, layout }').map((item, i): LockAtPath => {
     const { zkPath, layout } = item as { zkPath?: unknown; layout?: unknown };
     if (typeof zkPath !== 'string') throw new InvalidOptionsError(`paths[${i}].zkPath`, `must be the lock's absolute path, got ${shown(zkPath)}`);
-    return { zkPath: runtime.pathFor(zkPath, zkPath), layout: validateLayout(layout, `paths[${i}].layout`) };
+    return { zkPath: outside(zkPath), layout: validateLayout(layout, `paths[${i}].layout`) };
   });
   const scan = listOf(options.scan, 'scan', '{ root, layout }').map((item, i): LockScan => {
     const { root, layout } = item as { root?: unknown; layout?: unknown };
     if (typeof root !== 'string') throw new InvalidOptionsError(`scan[${i}].root`, `must be an absolute path whose children are locks, got ${shown(root)}`);
     try {
-      runtime.pathFor(root, root);
+      outside(root);
     } catch (error) {
       if (!(error instanceof InvalidResourceNameError)) throw error;
-      throw new InvalidOptionsError(`scan[${i}].root`, `${error.message.replace(/\.$/, '')}; the locks under rootPath are listed anyway`);
+      throw new InvalidOptionsError(`scan[${i}].root`, `${error.reason.replace(/^zkPath /, '')} (the locks under rootPath are listed anyway)`);
     }
     return { root, layout: validateLayout(layout, `scan[${i}].layout`) };
   });
