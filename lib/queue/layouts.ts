@@ -85,20 +85,28 @@ export function leasePoolOf(children: readonly string[]): 'curator' | 'kazoo' | 
 
 const KAZOO_LEASE = /^[0-9a-f]{32}$/;
 
-/** Lock layouts, and semaphore lease pools, as a path's children show them. */
-export type DetectedLayout = { readonly layout: LockLayout; readonly pool: boolean };
+/** A lock path's layout, as its children show it. */
+export interface DetectedLayout {
+  readonly layout: LockLayout;
+  /** A Curator or kazoo semaphore's lease pool, not a lock. */
+  readonly pool: boolean;
+  /** Set when the path holds nodes of more than one style: each style found (they do not exclude each other). */
+  readonly mixed?: readonly NodeStyle[];
+}
+
+/** Detection's order of styles, so that a mixed path names the same layout on every read. */
+const STYLES: readonly NodeStyle[] = ['nestjs-zk-lock', 'curator-mutex', 'curator-read-write', 'kazoo'];
 
 /**
- * The layout a lock path's children are in, by their names: the style of the first child any known
- * client makes (a path that mixes styles is still named by its first: reading it by that layout's
- * rules then says what else is there). Undefined when no child is a lock node or a lease pool.
+ * The layout a lock path's children are in, by their names (strangers are ignored). Undefined when
+ * no child is a lock node and the path is no lease pool.
  */
 export function detectLayout(children: readonly string[]): DetectedLayout | undefined {
   const pool = leasePoolOf(children);
   if (pool) return { layout: pool, pool: true };
-  for (const name of children) {
-    const style = styleOf(name);
-    if (style !== undefined) return { layout: style.startsWith('curator') ? 'curator' : (style as 'kazoo' | 'nestjs-zk-lock'), pool: false };
-  }
-  return undefined;
+  const found = new Set(children.map(styleOf));
+  const styles = STYLES.filter((style) => found.has(style));
+  if (styles.length === 0) return undefined;
+  const layout = styles[0]!.startsWith('curator') ? 'curator' : (styles[0] as 'nestjs-zk-lock' | 'kazoo');
+  return styles.length === 1 ? { layout, pool: false } : { layout, pool: false, mixed: styles };
 }

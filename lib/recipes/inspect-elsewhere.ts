@@ -4,7 +4,7 @@
  * not given, is the one its nodes' names show (layouts.ts `detectLayout`).
  */
 import { InvalidOptionsError, InvalidResourceNameError, shown } from '../errors.js';
-import { detectLayout, type LockLayout, validateLayout } from '../queue/layouts.js';
+import { type DetectedLayout, detectLayout, type LockLayout, styleAdvice, validateLayout } from '../queue/layouts.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import { inspectLock } from './inspect.js';
@@ -99,10 +99,14 @@ export async function inspectElsewhere(
   const locks: LockInspection[] = [];
   const unreadable: { path: string; reason: string }[] = [];
   await inParallel([...candidates.values()], concurrency, signal, async ({ path, layout, only }) => {
-    const detected = layout ?? detectLayout((await readChildren(session, path, signal)).children)?.layout;
-    if (detected === undefined || (only !== undefined && detected !== only)) return;
+    const detected = layout === undefined ? detectLayout((await readChildren(session, path, signal)).children) : { layout, pool: false };
+    if (detected === undefined || (only !== undefined && !layoutsOf(detected).includes(only))) return;
+    if (detected.mixed) {
+      const found = detected.mixed.map(styleAdvice).join(' and ');
+      return void unreadable.push({ path, reason: `it holds nodes of ${found}, which do not exclude each other (both can hold at once): give every client of the path the same layout` });
+    }
     try {
-      const inspection = await inspectLock(runtime, path, { zkPath: path, layout: detected, signal });
+      const inspection = await inspectLock(runtime, path, { zkPath: path, layout: detected.layout, signal });
       if (inspection.recipe !== 'none') locks.push(inspection);
     } catch (error) {
       if (!(error instanceof InvalidOptionsError) || error.option !== 'layout') throw error;
@@ -115,6 +119,11 @@ export async function inspectElsewhere(
 }
 
 const KAZOO_GUARD = '-__lock__';
+
+/** Every layout whose nodes a detected path holds. */
+function layoutsOf(detected: DetectedLayout): LockLayout[] {
+  return detected.mixed ? detected.mixed.map((style) => (style.startsWith('curator') ? 'curator' : (style as LockLayout))) : [detected.layout];
+}
 
 /** Runs `task` on every item, at most `concurrency` at once; stops starting new ones once `signal` aborts. */
 export async function inParallel<T>(items: readonly T[], concurrency: number, signal: AbortSignal | undefined, task: (item: T) => Promise<void>): Promise<void> {

@@ -30,6 +30,15 @@ describe("a lock path's layout, told by its nodes' names", () => {
     expect(leasePoolOf([`${hex}__lock__${seq(1)}`])).toBeUndefined();
   });
 
+  it('names every style of a path that mixes them, the same on every listing order', () => {
+    const children = [`${hex}__lock__${seq(2)}`, `_c_${uuid}-lock-${seq(1)}`];
+    const mixed = { layout: 'curator', pool: false, mixed: ['curator-mutex', 'kazoo'] };
+    expect(detectLayout(children)).toEqual(mixed);
+    expect(detectLayout([...children].reverse())).toEqual(mixed);
+    // Curator's mutex and its read/write lock do not see each other's nodes either.
+    expect(detectLayout([`_c_${uuid}-lock-${seq(1)}`, `_c_${uuid}-__WRIT__${seq(2)}`])?.mixed).toEqual(['curator-mutex', 'curator-read-write']);
+  });
+
   it('names no layout for a path without lock nodes (empty, or only strangers)', () => {
     expect(detectLayout([])).toBeUndefined();
     expect(detectLayout(['config', 'lock-not-a-sequence'])).toBeUndefined();
