@@ -99,7 +99,7 @@ function kindOf(nodes: readonly LockNodeInfo[]): string {
 
 function toNode(info: LockNodeInfo, readAt: Date, layout: LockLayout): LockViewNode {
   const age = ageOf(info.createdAt, readAt);
-  const about = layout !== 'nestjs-zk-lock' ? participantOf(info.data) : typeof info.data === 'string' ? { data: info.data } : describedBy(info.data);
+  const about = describedBy(info.data, layout !== 'nestjs-zk-lock');
   return {
     node: info.node,
     mode: info.mode,
@@ -111,19 +111,20 @@ function toNode(info: LockNodeInfo, readAt: Date, layout: LockLayout): LockViewN
   };
 }
 
-/** Only the fields LockService writes, each only with the type it writes: the rest is not ours to show. */
-function describedBy(data: Record<string, unknown>): Pick<LockViewNode, 'owner' | 'host' | 'pid' | 'data'> {
-  const out: { owner?: string; host?: string; pid?: number; data?: string } = {};
-  if (typeof data.owner === 'string') out.owner = data.owner;
-  if (typeof data.host === 'string') out.host = data.host;
-  if (typeof data.pid === 'number') out.pid = data.pid;
-  if (Object.keys(out).length === 0) out.data = JSON.stringify(data);
-  return out;
-}
-
-/** A Curator or kazoo node's data is whatever its client wrote: shown as text, when there is any. */
-function participantOf(data: LockNodeInfo['data']): Pick<LockViewNode, 'participant'> {
+/**
+ * Only the fields LockService writes, each only with the type it writes (in any layout); anything
+ * else is the node's data as text: a Curator or kazoo node's participant (shown when there is one).
+ */
+function describedBy(data: LockNodeInfo['data'], foreign: boolean): Pick<LockViewNode, 'owner' | 'host' | 'pid' | 'data' | 'participant'> {
+  const out: { owner?: string; host?: string; pid?: number } = {};
+  if (typeof data !== 'string') {
+    if (typeof data.owner === 'string') out.owner = data.owner;
+    if (typeof data.host === 'string') out.host = data.host;
+    if (typeof data.pid === 'number') out.pid = data.pid;
+    if (Object.keys(out).length > 0) return out;
+  }
   const text = typeof data === 'string' ? data : JSON.stringify(data);
+  if (!foreign) return { data: text };
   return text === '' ? {} : { participant: text };
 }
 

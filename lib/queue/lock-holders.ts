@@ -8,8 +8,9 @@
  * - Curator's `InterProcessMutex`: the first node in Curator's order. Its
  *   `InterProcessReadWriteLock`: the first node when it is a write, else every read before the
  *   first write; a downgrade read and its write (same sequence) hold together.
- * - kazoo: the reads before the first `__lock__` node, and that node (a `Lock` holds there even
- *   behind readers, which it does not see; a `WriteLock` would wait).
+ * - kazoo: the reads before the first `__lock__` node, or that node when it is first. Right after
+ *   readers it may hold: a `Lock` does not see readers and holds there, a `WriteLock` waits, and
+ *   the two name their nodes alike (`mayHold`).
  */
 import { InvalidOptionsError } from '../errors.js';
 import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
@@ -24,6 +25,12 @@ export interface LockHolders {
   readonly queue: readonly QueueEntry[];
   /** The entries that hold, in queue order. */
   readonly holders: readonly QueueEntry[];
+  /**
+   * Entries whose names cannot tell whether they hold (kazoo's `__lock__` node right after readers:
+   * a `Lock` holds there, a `WriteLock` waits). The views show them waiting; release requests ask
+   * them too.
+   */
+  readonly mayHold: readonly QueueEntry[];
 }
 
 /**
@@ -66,7 +73,7 @@ function ownHolders(queue: readonly QueueEntry[]): LockHolders {
     const write = queue.find((entry) => entry.sessionId === read.sessionId && entry.sequence < read.sequence && WRITE_KINDS.has(entry.kind));
     if (write && !holders.includes(write)) holders.push(write);
   }
-  return { queue, holders: queue.filter((entry) => holders.includes(entry)) };
+  return { queue, holders: queue.filter((entry) => holders.includes(entry)), mayHold: [] };
 }
 
 /** Whether the entry at `index` of our own queue holds, by its own lock type's rules. */
@@ -94,7 +101,7 @@ function ownDriverOf(entry: QueueEntry): LockDriver {
 }
 
 function curatorHolders(queue: readonly QueueEntry[], readWrite: boolean): LockHolders {
-  if (!readWrite) return { queue, holders: queue.slice(0, 1) };
+  if (!readWrite) return { queue, holders: queue.slice(0, 1), mayHold: [] };
   const firstWrite = queue.findIndex((entry) => entry.kind === ENTRY_KIND.write);
   const first =
     firstWrite === 0 ? [queue[0]!] : queue.slice(0, firstWrite < 0 ? queue.length : firstWrite).filter((entry) => entry.kind === ENTRY_KIND.read);
@@ -103,10 +110,12 @@ function curatorHolders(queue: readonly QueueEntry[], readWrite: boolean): LockH
   const holders = queue.filter(
     (entry) => first.includes(entry) || (entry.kind !== ENTRY_KIND.exclusive && sequences.has(entry.name.slice(-SEQUENCE_DIGITS))),
   );
-  return { queue, holders };
+  return { queue, holders, mayHold: [] };
 }
 
 function kazooHolders(queue: readonly QueueEntry[]): LockHolders {
   const firstLock = queue.findIndex((entry) => entry.kind === ENTRY_KIND.write);
-  return { queue, holders: firstLock < 0 ? [...queue] : queue.slice(0, firstLock + 1) };
+  if (firstLock < 0) return { queue, holders: [...queue], mayHold: [] };
+  if (firstLock === 0) return { queue, holders: queue.slice(0, 1), mayHold: [] };
+  return { queue, holders: queue.slice(0, firstLock), mayHold: [queue[firstLock]!] };
 }

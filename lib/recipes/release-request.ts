@@ -91,7 +91,8 @@ function holdersOf(path: string, children: readonly string[], layout: LockLayout
   }
   // Our plain exclusive and write holders grant the lock by writing their node: never write into it.
   const askable = (entry: QueueEntry) => layout !== 'nestjs-zk-lock' || (entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write);
-  return lockHoldersAt(path, children, layout).holders.map((entry) => ({ name: entry.name, askable: askable(entry) }));
+  const { holders, mayHold } = lockHoldersAt(path, children, layout);
+  return [...holders, ...mayHold].map((entry) => ({ name: entry.name, askable: askable(entry) }));
 }
 
 /** Writes the request; false when the node is gone already. */

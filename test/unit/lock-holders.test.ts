@@ -61,10 +61,14 @@ describe("holders and waiters by each layout's rules (what the views and request
     expect(names(downgraded.holders).sort()).toEqual([`_c_a-__WRIT__${seq(1)}`, `_c_b-__READ__${seq(1)}`]);
   });
 
-  it("kazoo: the readers before the first __lock__ node and that node hold (a Lock does not see readers)", () => {
+  it("kazoo: the readers before the first __lock__ node hold; that node may (a Lock does not see readers, a WriteLock waits)", () => {
     const roles = lockHolders([`${hex}__rlock__${seq(1)}`, `${hex}__lock__${seq(2)}`, `${hex}__rlock__${seq(3)}`, `${hex}__lock__${seq(4)}`], 'kazoo');
-    expect(names(roles.holders)).toEqual([`${hex}__rlock__${seq(1)}`, `${hex}__lock__${seq(2)}`]);
-    expect(names(waitersOf(roles))).toEqual([`${hex}__rlock__${seq(3)}`, `${hex}__lock__${seq(4)}`]);
+    expect(names(roles.holders)).toEqual([`${hex}__rlock__${seq(1)}`]);
+    expect(names(roles.mayHold)).toEqual([`${hex}__lock__${seq(2)}`]);
+    expect(names(waitersOf(roles))).toEqual([`${hex}__lock__${seq(2)}`, `${hex}__rlock__${seq(3)}`, `${hex}__lock__${seq(4)}`]);
+    // First in line, a __lock__ node holds, whichever recipe made it.
+    const first = lockHolders([`${hex}__lock__${seq(1)}`, `${hex}__rlock__${seq(2)}`], 'kazoo');
+    expect([names(first.holders), names(first.mayHold)]).toEqual([[`${hex}__lock__${seq(1)}`], []]);
   });
 
   it('ours: a write still at the head holds beside its downgrade read; a read behind a write waits', () => {
