@@ -5,7 +5,6 @@
  * asks.
  */
 import 'reflect-metadata';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,19 +16,9 @@ import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';
 import { requestRelease } from '../../lib/recipes/release-request.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
+import { CLI, runCli } from '../support/cli-run.js';
 import { type PeerWorker, usePeer } from '../support/peers.js';
-import { uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
-
-const CLI = 'dist/cli/main.js';
-
-/** Runs the built CLI to its end. */
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const nameOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
@@ -61,7 +50,7 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     await session.create(root, '', 'PERSISTENT');
     // kazoo creates its own paths (and stores the semaphore's max_leases in the one it creates).
     for (const name of ['mutex', 'rw', 'mixed']) await session.create(`${root}/${name}`, '', 'PERSISTENT');
-    const [j1, j2, j3, j4] = await Promise.all(['j1', 'j2', 'j3', 'j4'].map((name) => curator.peer.worker(name, zk.connectString)));
+    const [j1, j2, j3, j4, j5, j6] = await Promise.all(['j1', 'j2', 'j3', 'j4', 'j5', 'j6'].map((name) => curator.peer.worker(name, zk.connectString)));
     const [p1, p2, p3, p4] = await Promise.all(['p1', 'p2', 'p3', 'p4'].map((name) => kazoo.peer.worker(name, zk.connectString)));
     const holdAndQueue = async (path: string, holder: [PeerWorker, string, ...string[]], waiter: [PeerWorker, string, ...string[]]): Promise<Expected> => {
       const [hw, hkind, ...hoptions] = holder;
@@ -76,6 +65,10 @@ describe('the views of locks held by the real Curator and kazoo', () => {
       kazoo: await holdAndQueue(`${root}/kazoo`, [p1!, 'lock', 'id=alice'], [p2!, 'lock', 'id=bob']),
       sem: await holdAndQueue(`${root}/sem`, [p3!, 'semaphore', 'leases=1', 'id=carol'], [p4!, 'semaphore', 'leases=1', 'id=dave']),
     };
+    // Curator's semaphore: j6 takes the guard, adds its lease, finds the pool full and waits with it.
+    const curatorPool = await holdAndQueue(`${root}/csem`, [j5!, 'semaphore', 'leases=1'], [j6!, 'semaphore', 'leases=1']);
+    await eventually(async () => (await childrenOf(connection, `${root}/csem/leases`)).length === 2, { what: "j6's lease" });
+    expected.csem = { holders: curatorPool.holders, waiters: curatorPool.waiters };
     await session.create(`${root}/mixed/_c_${randomUUID()}-lock-`, 'x', 'EPHEMERAL_SEQUENTIAL');
     await session.create(`${root}/mixed/${randomUUID().replaceAll('-', '')}__lock__`, 'y', 'EPHEMERAL_SEQUENTIAL');
     return { root, connection, expected };
@@ -89,9 +82,10 @@ describe('the views of locks held by the real Curator and kazoo', () => {
   /** Holders and waiters of `lock` as (node path, session, participant), to compare with the peers'. */
   function rolesOf(lock: LockInspection): { holders: string[][]; waiters: string[][] } {
     const row = (node: LockInspection['holders'][number], parent: string) => [`${parent}/${node.node}`, `0x${node.sessionId}`, String(node.data)];
-    // A pool's waiters queue at its guard lock (kazoo: the sibling `<path>-__lock__`).
-    const guard = lock.recipe === 'pool' ? `${lock.path}-__lock__` : lock.path;
-    return { holders: lock.holders.map((n) => row(n, lock.path)), waiters: lock.waiters.map((n) => row(n, guard)) };
+    // A pool's leases and its guard lock: kazoo's are the path and its sibling `<path>-__lock__`, Curator's `leases` and `locks` under it.
+    const kazooPool = lock.recipe === 'pool' && lock.layout === 'kazoo';
+    const [leases, guard] = lock.recipe !== 'pool' ? [lock.path, lock.path] : kazooPool ? [lock.path, `${lock.path}-__lock__`] : [`${lock.path}/leases`, `${lock.path}/locks`];
+    return { holders: lock.holders.map((n) => row(n, leases)), waiters: lock.waiters.map((n) => row(n, guard)) };
   }
 
   async function expectedRoles(connection: ZkConnection, expected: Expected): Promise<{ holders: string[][]; waiters: string[][] }> {
@@ -104,6 +98,7 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     const overview: LockOverview = await inspectAll(new RecipeRuntime(connection, { rootPath: uniqueRoot('ours') }), { scan: [{ root }] });
 
     expect(overview.locks.map((lock) => [lock.path, lock.layout, lock.recipe])).toEqual([
+      [`${root}/csem`, 'curator', 'pool'],
       [`${root}/kazoo`, 'kazoo', 'queue'],
       [`${root}/mutex`, 'curator', 'queue'],
       [`${root}/rw`, 'curator', 'queue'],
@@ -111,8 +106,16 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     ]);
     const byName = Object.fromEntries(overview.locks.map((lock) => [nameOf(lock.path), lock]));
     for (const [name, roles] of Object.entries(expected)) {
+      if (name === 'csem') continue; // below
       expect(rolesOf(byName[name]!), name).toEqual(await expectedRoles(connection, roles));
     }
+    // Curator does not store the lease count: j6's waiting lease is listed among the holders (a known
+    // limit), and j6 itself waits at the guard.
+    const csem = await expectedRoles(connection, expected.csem!);
+    const csemShown = rolesOf(byName.csem!);
+    expect(csemShown.holders[0]).toEqual(csem.holders[0]);
+    expect(csemShown.holders.map((row) => row[1])).toEqual([expected.csem!.holders[0]!.worker.sessionId, expected.csem!.waiters[0]!.worker.sessionId]);
+    expect(csemShown.waiters).toEqual(csem.waiters);
     // Curator writes its client's address by default; kazoo the identifier it was given.
     expect(byName.mutex!.holders[0]!.data).not.toBe('');
     expect(byName.kazoo!.holders.map((n) => n.data)).toEqual(['alice']);
@@ -151,17 +154,18 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before this test (npm test does).`);
     const { root, connection, expected } = await peersOnPaths();
     const ourRoot = uniqueRoot('cli');
-    const json = await run(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--scan', root, '--json']);
+    const json = await runCli(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--scan', root, '--json']);
     expect(json.stderr).toBe('');
     expect(json.code).toBe(0);
     const view = JSON.parse(json.stdout) as LockViewData;
     expect(view.locks.map((lock) => [nameOf(lock.path), lock.layout, lock.kind])).toEqual([
+      ['csem', 'curator', 'semaphore'],
       ['kazoo', 'kazoo', 'exclusive'],
       ['mutex', 'curator', 'exclusive'],
       ['rw', 'curator', 'read/write'],
       ['sem', 'kazoo', 'semaphore'],
     ]);
-    const mutex = view.locks[1]!;
+    const mutex = view.locks[2]!;
     const [holder, waiter] = await Promise.all([expected.mutex!.holders[0]!, expected.mutex!.waiters[0]!].map(async ({ worker, node }) => ({
       node: nameOf(node),
       sessionId: worker.sessionId.slice(2),
@@ -171,7 +175,7 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     expect(mutex.waiters).toMatchObject([waiter]);
     expect(view.unreadable?.map((item) => item.path)).toEqual([`${root}/mixed`]);
 
-    const table = await run(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--scan', root, '--layout', 'kazoo']);
+    const table = await runCli(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--scan', root, '--layout', 'kazoo']);
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^2 locks \\(0 under ${ourRoot}, 2 at other paths\\), read at `));
@@ -187,10 +191,10 @@ describe('the views of locks held by the real Curator and kazoo', () => {
     // The path that mixes layouts holds kazoo nodes too: it is reported under the table.
     expect(lines.at(-1)).toMatch(new RegExp(`^Not read: ${root}/mixed: it holds nodes of Curator's InterProcessMutex`));
 
-    const wrong = await run(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--path', `${root}/mutex`, '--layout', 'kazoo']);
+    const wrong = await runCli(['inspect', '--connect', zk.connectString, '--root', ourRoot, '--path', `${root}/mutex`, '--layout', 'kazoo']);
     expect(wrong.code).toBe(0);
     expect(wrong.stdout).toMatch(new RegExp(`Not read: ${root}/mutex: .*'kazoo' does not match .*\\(layout: 'curator', mode 'exclusive'\\)`));
-    const bad = await run(['inspect', '--connect', zk.connectString, '--path', 'relative/x']);
+    const bad = await runCli(['inspect', '--connect', zk.connectString, '--path', 'relative/x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Bad --path: Invalid lock path "relative\/x": zkPath must be an absolute ZooKeeper path/);
   });
