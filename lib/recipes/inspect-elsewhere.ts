@@ -49,10 +49,13 @@ export function checkTargets(options: { paths?: unknown; scan?: unknown }, runti
     const { root, layout } = item as { root?: unknown; layout?: unknown };
     if (typeof root !== 'string') throw new InvalidOptionsError(`scan[${i}].root`, `must be an absolute path whose children are locks, got ${shown(root)}`);
     try {
-      outside(root);
+      validateZkPath(root);
     } catch (error) {
       if (!(error instanceof InvalidResourceNameError)) throw error;
-      throw new InvalidOptionsError(`scan[${i}].root`, `${error.reason.replace(/^zkPath /, '')} (the locks under rootPath are listed anyway)`);
+      throw new InvalidOptionsError(`scan[${i}].root`, error.reason.replace(/^zkPath /, ''));
+    }
+    if (runtime?.isUnderRoot(root)) {
+      throw new InvalidOptionsError(`scan[${i}].root`, `is at or under rootPath (${runtime.rootPath}), whose locks are listed anyway: give a root outside it`);
     }
     return { root, layout: validateLayout(layout, `scan[${i}].layout`) };
   });

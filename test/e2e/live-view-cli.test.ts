@@ -161,9 +161,25 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/Could not connect to ZooKeeper at "127\.0\.0\.1:1".*check --connect, or raise --timeout/);
     expect(unreachable.stdout).toBe('');
+    const layoutAlone = await runCli(['inspect', '--connect', zk.connectString, '--layout', 'curator']);
+    expect(layoutAlone.code).toBe(2);
+    expect(layoutAlone.stderr).toMatch(/--layout needs --path or --scan/);
+    const badLayout = await runCli(['inspect', '--connect', zk.connectString, '--scan', '/billing', '--layout', 'java']);
+    expect(badLayout.code).toBe(2);
+    expect(badLayout.stderr).toMatch(/--layout must be nestjs-zk-lock, curator or kazoo, got "java"/);
+    const scanUnderRoot = await runCli(['inspect', '--connect', zk.connectString, '--root', '/locks', '--scan', '/locks/x']);
+    expect(scanUnderRoot.code).toBe(2);
+    expect(scanUnderRoot.stderr).toMatch(/Bad --scan: .*"scan\[0\]\.root": is at or under rootPath \(\/locks\), whose locks are listed anyway: give a root outside it/);
+    const twoPaths = await runCli(['revoke', '--connect', zk.connectString, '--path', '/a/x', '--path', '/a/y']);
+    expect(twoPaths.code).toBe(2);
+    expect(twoPaths.stderr).toMatch(/revoke needs one lock/);
+    const scanOnRevoke = await runCli(['revoke', '--connect', zk.connectString, '--path', '/a/x', '--scan', '/a']);
+    expect(scanOnRevoke.code).toBe(2);
+    expect(scanOnRevoke.stderr).toMatch(/--scan is an option of inspect/);
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--root <path>.*default: \/locks/);
+    expect(help.stdout).toMatch(/--scan <path>\s+also every lock among the children of this path/);
   });
 
   it('reads a missing root as no locks and does not create it', async () => {
