@@ -98,15 +98,16 @@ export interface DetectedLayout {
 const STYLES: readonly NodeStyle[] = ['nestjs-zk-lock', 'curator-mutex', 'curator-read-write', 'kazoo'];
 
 /**
- * The layout a lock path's children are in, by their names (strangers are ignored). Undefined when
- * no child is a lock node and the path is no lease pool.
+ * The layout a lock path's children are in, by their names (strangers are ignored); a lease pool
+ * only when no child is a lock node. Undefined when it is neither.
  */
 export function detectLayout(children: readonly string[]): DetectedLayout | undefined {
-  const pool = leasePoolOf(children);
-  if (pool) return { layout: pool, pool: true };
   const found = new Set(children.map(styleOf));
   const styles = STYLES.filter((style) => found.has(style));
-  if (styles.length === 0) return undefined;
+  if (styles.length === 0) {
+    const pool = leasePoolOf(children);
+    return pool ? { layout: pool, pool: true } : undefined;
+  }
   const layout = styles[0]!.startsWith('curator') ? 'curator' : (styles[0] as 'nestjs-zk-lock' | 'kazoo');
   return styles.length === 1 ? { layout, pool: false } : { layout, pool: false, mixed: styles };
 }

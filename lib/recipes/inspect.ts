@@ -1,5 +1,5 @@
 import { ENTRY_KIND, type QueueEntry } from '../queue/queue-entry.js';
-import { DEFAULT_LAYOUT, leasePoolOf, type LockLayout, validateLayout } from '../queue/layouts.js';
+import { DEFAULT_LAYOUT, detectLayout, leasePoolOf, type LockLayout, validateLayout } from '../queue/layouts.js';
 import { lockHolders, lockHoldersAt, waitersOf } from '../queue/lock-holders.js';
 import type { NodeData } from '../zookeeper/zk-session-api.js';
 import { readChildren, readNode } from '../zookeeper/session-retry.js';
@@ -23,7 +23,7 @@ export interface InspectOptions {
   /**
    * Whose rules tell the holders from the waiters: this library's own, Apache Curator's or kazoo's
    * (the rules `requestRelease` uses). The path's nodes must be in that layout.
-   * @default 'nestjs-zk-lock'
+   * @default undefined (this library's own, unless only Curator's or only kazoo's nodes are there)
    */
   layout?: LockLayout;
 }
@@ -45,17 +45,19 @@ const MODES: Record<string, LockNodeMode> = {
  * @throws InvalidOptionsError for a bad zkPath or layout, or a path whose nodes are in another layout.
  */
 export async function inspectLock(runtime: RecipeRuntime, resource: string, options: InspectOptions = {}): Promise<LockInspection> {
-  const layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;
+  const given = validateLayout(options.layout);
   const path = runtime.pathFor(resource, options.zkPath);
   const { signal } = options;
   const session = await runtime.sessions.session(signal);
-  const none: LockInspection = { resource, path, layout, recipe: 'none', holders: [], waiters: [] };
-  if (layout === DEFAULT_LAYOUT) {
+  const nobody = (layout: LockLayout): LockInspection => ({ resource, path, layout, recipe: 'none', holders: [], waiters: [] });
+  if (given === undefined || given === DEFAULT_LAYOUT) {
     const own = await readNode(session, path, signal);
-    if (!own) return none;
-    if (own.stat.ephemeralOwner !== '0') return simpleLock(none, own);
+    if (!own) return nobody(given ?? DEFAULT_LAYOUT);
+    if (own.stat.ephemeralOwner !== '0') return simpleLock(nobody(DEFAULT_LAYOUT), own);
   }
   const { children } = await readChildren(session, path, signal);
+  const layout = given ?? layoutOf(children);
+  const none = nobody(layout);
   if (layout !== DEFAULT_LAYOUT && leasePoolOf(children)) return inspectLeasePool(session, none, children, signal);
   // Ours skips nodes of other layouts, as our own queue does; Curator's and kazoo's refuse them.
   const rolesOf = (names: readonly string[]) => (layout === DEFAULT_LAYOUT ? lockHolders(names, layout, false) : lockHoldersAt(path, names, layout));
@@ -68,6 +70,12 @@ export async function inspectLock(runtime: RecipeRuntime, resource: string, opti
   const info = (entry: QueueEntry): LockNodeInfo => nodeInfo(entry.name, modeOf(entry.kind), read.get(entry.name)!, entry.sequence, entry.permits);
   if (roles.queue.length === 0) return none;
   return { ...none, recipe: 'queue', holders: roles.holders.map(info), waiters: waitersOf(roles).map(info) };
+}
+
+/** Not given: ours, unless only Curator's or only kazoo's nodes are there (a module whose `layout` is theirs). */
+function layoutOf(children: readonly string[]): LockLayout {
+  const detected = detectLayout(children);
+  return detected && !detected.mixed ? detected.layout : DEFAULT_LAYOUT;
 }
 
 /** Our simple lock: the lock's own node, ephemeral; its data after the first line is the holder's. */

@@ -27,6 +27,8 @@ describe("a lock path's layout, told by its nodes' names", () => {
     expect(detectLayout(['locks', 'leases'])).toEqual({ layout: 'curator', pool: true });
     expect(detectLayout([hex])).toEqual({ layout: 'kazoo', pool: true });
     expect(leasePoolOf(['leases'])).toBe('curator');
+    // Lock nodes first: a stranger named like a kazoo lease does not make our queue a pool.
+    expect(detectLayout([`x-100000511d50000-3-${seq(42)}`, hex])).toEqual({ layout: 'nestjs-zk-lock', pool: false });
     expect(leasePoolOf([`${hex}__lock__${seq(1)}`])).toBeUndefined();
   });
 
