@@ -119,9 +119,10 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   it('with --serve serves the page and the same JSON on 127.0.0.1', async () => {
     const rootPath = uniqueRoot('cliserve');
     const { held, waiting } = await takeLocks(rootPath);
-    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--serve', '--port', '0']);
+    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--serve', '--port', '0', '--scan', `${rootPath}-elsewhere`]);
     children.push(child);
     const first = (await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()).value as string;
+    expect(first).toMatch(new RegExp(`^Serving the live view of ${rootPath} and the locks under ${rootPath}-elsewhere at http`));
     const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(first)![1]!;
     const page = await fetch(url);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
