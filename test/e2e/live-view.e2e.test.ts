@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LockHandle, type LockService, ZkLockModule } from '../../lib/index.js';
 import { ZkLockViewModule, type ZkLockViewOptions } from '../../lib/live-view/index.js';
 import type { LockViewData } from '../../lib/live-view/view-model.js';
+import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
+import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
@@ -193,6 +195,8 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
     const handles: LockHandle[] = [await a.acquire('invoice', { ...invoice, owner: 'settle' }), await a.acquire('report', { ...report, mode: 'read', owner: 'read-report' })];
     const waits = [b.acquire('invoice', { ...invoice, owner: 'settle-too' }), c.acquire('report', { ...report, mode: 'write', owner: 'write-report' })];
     handles.push(await c.acquire('doc', { layout: 'curator', zkPath: named, owner: 'edit-doc' }));
+    // A node whose data is what Curator writes by default, the client's address: its participant.
+    const javaLike = await new QueueLock(zkView, curatorMutexDriver, { rootPath }).acquire('ip', { zkPath: `${scanned}/ip`, data: Buffer.from('10.0.0.7') });
     for (const wait of waits) wait.catch(() => undefined); // a failed test closes the apps under them
     await queueLength(zkView, invoice.zkPath, 2);
     await queueLength(zkView, report.zkPath, 2);
@@ -203,8 +207,14 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
 
     const data = (await (await fetch(`${url}/data`)).json()) as LockViewData;
     // After the locks under rootPath (none here), by path.
-    const byPath = [named, invoice.zkPath, report.zkPath].sort();
-    const kinds: Record<string, [string, string]> = { [named]: ['curator', 'exclusive'], [invoice.zkPath]: ['curator', 'exclusive'], [report.zkPath]: ['kazoo', 'read/write'] };
+    const ip = `${scanned}/ip`;
+    const byPath = [named, invoice.zkPath, report.zkPath, ip].sort();
+    const kinds: Record<string, [string, string]> = {
+      [named]: ['curator', 'exclusive'],
+      [invoice.zkPath]: ['curator', 'exclusive'],
+      [report.zkPath]: ['kazoo', 'read/write'],
+      [ip]: ['curator', 'exclusive'],
+    };
     expect(data.locks.map((lock) => [lock.path, lock.layout, lock.kind])).toEqual(byPath.map((path) => [path, ...kinds[path]!]));
     expect(data.unreadable?.map((item) => item.path)).toEqual([`${scanned}/mixed`]);
 
@@ -223,11 +233,14 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
       ]);
     }
     expect(shown[report.zkPath]!.rows.map((row) => row.mode)).toEqual(['read', 'write']);
+    expect(data.locks.find((lock) => lock.path === ip)!.holders.map((node) => [node.participant, node.owner])).toEqual([['10.0.0.7', undefined]]);
+    expect(shown[ip]!.rows.map((row) => [row.role, row.owner, row.session])).toEqual([['holder', '10.0.0.7', zkView.sessionId]]);
     expect(await page.textContent('p.unreadable')).toMatch(new RegExp(`^Not read: ${scanned}/mixed: it holds nodes of Curator's InterProcessMutex`));
     await page.close();
 
     for (const handle of handles) await handle.release();
     for (const wait of waits) await (await wait).release();
+    await javaLike.release();
   });
 
   it('shows owners as text, never as HTML', async () => {
