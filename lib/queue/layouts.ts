@@ -108,6 +108,11 @@ export function detectLayout(children: readonly string[]): DetectedLayout | unde
     const pool = leasePoolOf(children);
     return pool ? { layout: pool, pool: true } : undefined;
   }
-  const layout = styles[0]!.startsWith('curator') ? 'curator' : (styles[0] as 'nestjs-zk-lock' | 'kazoo');
+  const layout = layoutOfStyle(styles[0]!);
   return styles.length === 1 ? { layout, pool: false } : { layout, pool: false, mixed: styles };
+}
+
+/** The layout whose clients make nodes of `style`. */
+export function layoutOfStyle(style: NodeStyle): LockLayout {
+  return style === 'curator-mutex' || style === 'curator-read-write' ? 'curator' : style;
 }

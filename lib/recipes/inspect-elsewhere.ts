@@ -4,7 +4,7 @@
  * not given, is the one its nodes' names show (layouts.ts `detectLayout`).
  */
 import { InvalidOptionsError, InvalidResourceNameError, shown } from '../errors.js';
-import { type DetectedLayout, detectLayout, type LockLayout, styleAdvice, validateLayout } from '../queue/layouts.js';
+import { type DetectedLayout, detectLayout, layoutOfStyle, type LockLayout, styleAdvice, validateLayout } from '../queue/layouts.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import { inspectLock } from './inspect.js';
@@ -125,7 +125,7 @@ const KAZOO_GUARD = '-__lock__';
 
 /** Every layout whose nodes a detected path holds. */
 function layoutsOf(detected: DetectedLayout): LockLayout[] {
-  return detected.mixed ? detected.mixed.map((style) => (style.startsWith('curator') ? 'curator' : (style as LockLayout))) : [detected.layout];
+  return detected.mixed ? detected.mixed.map(layoutOfStyle) : [detected.layout];
 }
 
 /** Runs `task` on every item, at most `concurrency` at once; stops starting new ones once `signal` aborts. */
