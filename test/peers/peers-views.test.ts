@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LockService } from '../../lib/index.js';
 import type { LockViewData } from '../../lib/live-view/view-model.js';
 import { inspectAll, type LockOverview } from '../../lib/recipes/inspect-all.js';
@@ -27,10 +27,6 @@ describe('the views of locks held by the real Curator and kazoo', () => {
   const connect = useConnections(zk);
   const curator = usePeer('curator');
   const kazoo = usePeer('kazoo');
-  const closers: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((close) => close()));
-  });
 
   /** Who holds and who waits on each path, as the peers themselves said. */
   interface Expected {
@@ -133,16 +129,20 @@ describe('the views of locks held by the real Curator and kazoo', () => {
   it('LockService.inspect({ zkPath, layout }) reads one Curator lock; the wrong layout is a typed error naming the right one', async () => {
     const { root, connection, expected } = await peersOnPaths();
     const started = await startLockApp(zk, { rootPath: uniqueRoot('svc') });
-    closers.push(() => started.application.close());
-    const locks: LockService = started.locks;
-    const mutex = await locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'curator' });
-    expect(mutex).toMatchObject({ resource: 'billing', layout: 'curator', recipe: 'queue' });
-    expect(rolesOf(mutex)).toEqual(await expectedRoles(connection, expected.mutex!));
-    await expect(locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'kazoo' })).rejects.toThrow(
-      /"layout": 'kazoo' does not match the lock at .*mutex: its path holds Curator's InterProcessMutex \(layout: 'curator', mode 'exclusive'\) nodes/,
-    );
-    // Without options, what it always read: our layout under rootPath (nothing there).
-    expect(await locks.inspect('billing')).toMatchObject({ layout: 'nestjs-zk-lock', recipe: 'none' });
+    try {
+      const locks: LockService = started.locks;
+      const mutex = await locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'curator' });
+      expect(mutex).toMatchObject({ resource: 'billing', layout: 'curator', recipe: 'queue' });
+      expect(rolesOf(mutex)).toEqual(await expectedRoles(connection, expected.mutex!));
+      await expect(locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'kazoo' })).rejects.toThrow(
+        /"layout": 'kazoo' does not match the lock at .*mutex: its path holds Curator's InterProcessMutex \(layout: 'curator', mode 'exclusive'\) nodes/,
+      );
+      // Without a layout, the one its nodes show; without a zkPath, our rootPath (nothing there).
+      expect(await locks.inspect('billing', { zkPath: `${root}/kazoo` })).toMatchObject({ layout: 'kazoo', recipe: 'queue' });
+      expect(await locks.inspect('billing')).toMatchObject({ layout: 'nestjs-zk-lock', recipe: 'none' });
+    } finally {
+      await started.application.close();
+    }
   });
 
   it('nestjs-zk-lock inspect --scan prints them as JSON and as a table; --path with the wrong --layout says what to use', async () => {
