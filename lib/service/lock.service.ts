@@ -269,7 +269,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource.
+   * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource; then
+   * those of `paths` and `scan` (Curator's and kazoo's locks), by path.
    * Read-only: never creates rootPath. For dashboards such as ZkLockViewModule.
    */
   async inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
