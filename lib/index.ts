@@ -33,6 +33,7 @@ export { LockBusyFilter } from './nest/lock-busy.filter.js';
 export { LockBusyException, LOCK_BUSY } from './nest/lock-busy.exception.js';
 export type { LockBusyPayload } from './nest/lock-busy.exception.js';
 export { inspectAll, type LockOverview, type InspectAllOptions } from './recipes/inspect-all.js';
+export type { LockAtPath, LockScan } from './recipes/inspect-elsewhere.js';
 export { DISTRIBUTED_LOCK_METADATA } from './nest/zk-lock.constants.js';
 export {
   ZkLockError,
@@ -69,7 +70,8 @@ export type { CohortOptions } from './recipes/cohort-lock.js';
 export { RecipeRuntime, DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
 export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/recipe-runtime.js';
 export type { HeldLock } from './recipes/held-lock.js';
-export type { LockInspection, LockNodeInfo, LockNodeMode } from './recipes/inspect.js';
+export type { LockInspection, LockNodeInfo, LockNodeMode } from './recipes/lock-inspection.js';
+export type { InspectOptions } from './recipes/inspect.js';
 export { encodeResource, MAX_RESOURCE_BYTES } from './zookeeper/paths.js';
 // ACLs for the `acl` option.
 export { ZK_PERMS, digestId } from './zookeeper/zk-acl.js';

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ZkTlsOptions } from '../zookeeper/zk-tls.options.js';
+import type { LockLayout } from '../queue/layouts.js';
+import type { LockAtPath, LockScan } from '../recipes/inspect-elsewhere.js';
 
 /** A command line the CLI cannot run: the message says what to change. Exit code 2. */
 export class CliUsageError extends Error {
@@ -30,13 +32,17 @@ export interface InspectArgs extends ConnectionArgs {
   readonly serve: boolean;
   /** Port for --serve, on 127.0.0.1; 0 picks a free one. @default 7181 */
   readonly port: number;
+  /** Locks at exact paths (--path), each in --layout or the layout its nodes show. */
+  readonly paths: readonly LockAtPath[];
+  /** Paths whose children are locks (--scan), of --layout only when given. */
+  readonly scan: readonly LockScan[];
 }
 
 export interface RevokeArgs extends ConnectionArgs {
   /** The lock: a resource under --root, or an exact path (--path). */
   readonly resource: string | undefined;
   readonly path: string | undefined;
-  readonly layout: 'nestjs-zk-lock' | 'curator' | 'kazoo';
+  readonly layout: LockLayout;
   /** Delete the holders' nodes still there after this many ms. */
   readonly forceAfterMs: number | undefined;
   readonly json: boolean;
@@ -48,7 +54,8 @@ export const USAGE = `Usage: nestjs-zk-lock inspect --connect host:port[,host:po
        nestjs-zk-lock revoke --connect host:port (--resource <name> | --path <zkPath>) [options]
 
 inspect shows every lock under the root path: its holders and its waiters in queue order, with how
-long each has been in the queue.
+long each has been in the queue; with --path and --scan, also the locks of Curator and kazoo
+services (and ours at a zkPath), each read by its layout's rules.
 
 revoke asks the holders of one lock to release it (Curator's revocation: holders that took it with
 onReleaseRequest, and Curator holders made revocable, hear it); with --force-after, the nodes of
@@ -73,6 +80,10 @@ Options of inspect:
   --json                 print JSON instead of a table (one line per refresh with --watch)
   --serve                serve the live page on http://127.0.0.1:<port>/ until Ctrl+C
   --port <n>             port for --serve, 0 for any free one (default: 7181)
+  --path <zkPath>        also the lock at this exact path (repeatable)
+  --scan <path>          also every lock among the children of this path (repeatable)
+  --layout <name>        the layout of every --path, and the only one --scan shows: curator,
+                         kazoo or nestjs-zk-lock (default: told by each lock's node names)
 
 Options of revoke:
   --resource <name>      the lock of this resource, under --root
@@ -106,7 +117,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
         port: { type: 'string' },
         timeout: { type: 'string' },
         resource: { type: 'string' },
-        path: { type: 'string' },
+        path: { type: 'string', multiple: true },
+        scan: { type: 'string', multiple: true },
         layout: { type: 'string' },
         'force-after': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -145,30 +157,30 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
     timeoutMs: integer(values.timeout, '--timeout', DEFAULTS.timeoutMs, 100, 600_000),
   };
   if (name === 'revoke') {
-    for (const flag of ['watch', 'serve', 'interval', 'port'] as const) {
+    for (const flag of ['watch', 'serve', 'interval', 'port', 'scan'] as const) {
       if (values[flag] !== undefined) throw new CliUsageError(`--${flag} is an option of inspect, not of revoke`);
     }
-    if ((values.resource === undefined) === (values.path === undefined)) {
-      throw new CliUsageError('revoke needs the lock: either --resource <name> (under --root) or --path <zkPath>');
-    }
-    const layout = values.layout ?? 'nestjs-zk-lock';
-    if (layout !== 'nestjs-zk-lock' && layout !== 'curator' && layout !== 'kazoo') {
-      throw new CliUsageError(`--layout must be nestjs-zk-lock, curator or kazoo, got ${JSON.stringify(layout)}`);
+    if ((values.resource === undefined) === (values.path === undefined) || (values.path?.length ?? 0) > 1) {
+      throw new CliUsageError('revoke needs one lock: either --resource <name> (under --root) or --path <zkPath>');
     }
     return {
       name: 'revoke',
       args: {
         ...connection,
         resource: values.resource,
-        path: values.path,
-        layout,
+        path: values.path?.[0],
+        layout: layoutOf(values.layout) ?? 'nestjs-zk-lock',
         forceAfterMs: values['force-after'] === undefined ? undefined : integer(values['force-after'], '--force-after', 0, 0, 2_147_483_647),
         json: values.json ?? false,
       },
     };
   }
-  for (const flag of ['resource', 'path', 'layout', 'force-after'] as const) {
+  for (const flag of ['resource', 'force-after'] as const) {
     if (values[flag] !== undefined) throw new CliUsageError(`--${flag} is an option of revoke, not of inspect`);
+  }
+  const layout = layoutOf(values.layout);
+  if (layout !== undefined && values.path === undefined && values.scan === undefined) {
+    throw new CliUsageError('--layout needs --path or --scan: the locks under --root are always read in this library\'s layout');
   }
   if (values.serve && values.json) throw new CliUsageError('--serve and --json do not go together: pick one');
   if (values.serve && values.watch) throw new CliUsageError('--serve refreshes the page by itself: drop --watch');
@@ -185,8 +197,15 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
       json: values.json ?? false,
       serve: values.serve ?? false,
       port: integer(values.port, '--port', DEFAULTS.port, 0, 65_535),
+      paths: (values.path ?? []).map((zkPath) => ({ zkPath, ...(layout === undefined ? {} : { layout }) })),
+      scan: (values.scan ?? []).map((root) => ({ root, ...(layout === undefined ? {} : { layout }) })),
     },
   };
+}
+
+function layoutOf(text: string | undefined): LockLayout | undefined {
+  if (text === undefined || text === 'nestjs-zk-lock' || text === 'curator' || text === 'kazoo') return text;
+  throw new CliUsageError(`--layout must be nestjs-zk-lock, curator or kazoo, got ${JSON.stringify(text)}`);
 }
 
 function integer(text: string | undefined, flag: string, fallback: number, min: number, max: number): number {

@@ -2,22 +2,26 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { PAGE_HEADERS, renderPage } from '../live-view/page.js';
 import { type LockViewData, toViewData } from '../live-view/view-model.js';
+import { InvalidOptionsError, InvalidResourceNameError } from '../errors.js';
 import { inspectAll } from '../recipes/inspect-all.js';
+import { checkTargets } from '../recipes/inspect-elsewhere.js';
+import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
 import { CliUsageError, type InspectArgs } from './args.js';
 import { connect, messageOf, openConnection, type Output } from './cli-connection.js';
 import { formatHeading, formatTable } from './table.js';
 
 /**
- * `nestjs-zk-lock inspect`: one read of every lock under --root, printed; or repeated (--watch);
+ * `nestjs-zk-lock inspect`: one read of every lock under --root (and at --path, under --scan), printed; or repeated (--watch);
  * or served as the live page (--serve). Read-only: it never creates rootPath or any node.
  * Resolves when done (--watch and --serve run until `stop` aborts).
  */
 export async function runInspect(args: InspectArgs, output: Output, stop: AbortSignal): Promise<void> {
   const { connection, runtime } = openConnection(args);
   try {
+    checkFlags(args, runtime);
     await connect(connection, args);
     const read = async (): Promise<LockViewData> => ({
-      ...toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]) })),
+      ...toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]), paths: args.paths, scan: args.scan })),
       tls: connection.tls,
     });
     if (args.serve) return await serve(args, read, output, stop);
@@ -29,6 +33,17 @@ export async function runInspect(args: InspectArgs, output: Output, stop: AbortS
     await watch(args, read, output, stop);
   } finally {
     connection.close();
+  }
+}
+
+/** --path and --scan, checked before connecting, with the flag's name in any complaint. */
+function checkFlags(args: InspectArgs, runtime: RecipeRuntime): void {
+  try {
+    checkTargets(args, runtime);
+  } catch (error) {
+    if (!(error instanceof InvalidOptionsError || error instanceof InvalidResourceNameError)) throw error;
+    const flag = error instanceof InvalidOptionsError && error.option.startsWith('scan') ? '--scan' : '--path';
+    throw new CliUsageError(`Bad ${flag}: ${messageOf(error)}`);
   }
 }
 
@@ -73,7 +88,7 @@ async function serve(args: InspectArgs, read: () => Promise<LockViewData>, outpu
   }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : args.port;
-  output.out(`Serving the live view of ${args.root} at http://127.0.0.1:${port}/ (Ctrl+C stops)\n`);
+  output.out(`Serving the live view of ${describeTargets(args)} at http://127.0.0.1:${port}/ (Ctrl+C stops)\n`);
   await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -91,3 +106,13 @@ function sleep(ms: number, stop: AbortSignal): Promise<void> {
   });
 }
 
+
+/** `/locks`, or `/locks, /billing/lock (curator) and the locks under /jobs`. */
+function describeTargets(args: InspectArgs): string {
+  const parts = [
+    args.root,
+    ...args.paths.map((path) => (path.layout ? `${path.zkPath} (${path.layout})` : path.zkPath)),
+    ...args.scan.map((scan) => `the ${scan.layout ? `${scan.layout} ` : ''}locks under ${scan.root}`),
+  ];
+  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)!}`;
+}

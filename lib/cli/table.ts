@@ -7,7 +7,9 @@ const HEADERS = ['RESOURCE', 'KIND', 'ROLE', 'MODE', 'OWNER', 'HOST', 'PID', 'SE
  * applications wrote: control characters are escaped so that they cannot drive the terminal.
  */
 export function formatTable(view: LockViewData): string {
-  if (view.locks.length === 0) return `No lock is held or waited for under ${printable(view.rootPath)}.\n`;
+  const unreadable = (view.unreadable ?? []).map((item) => printable(`Not read: ${item.path}: ${item.reason}`)).join('\n');
+  const after = unreadable ? `\n${unreadable}\n` : '';
+  if (view.locks.length === 0) return `No lock is held or waited for under ${printable(view.rootPath)}.\n${after}`;
   const rows: string[][] = [];
   for (const lock of view.locks) {
     const nodes: [string, LockViewNode][] = [
@@ -20,7 +22,7 @@ export function formatTable(view: LockViewData): string {
         i === 0 ? kindLabel(lock) : '',
         role,
         node.mode,
-        node.owner ?? node.data ?? '',
+        node.owner ?? node.participant ?? node.data ?? '',
         node.host ?? '',
         node.pid === undefined ? '' : String(node.pid),
         node.sessionId,
@@ -30,13 +32,15 @@ export function formatTable(view: LockViewData): string {
   }
   const cells = [HEADERS, ...rows].map((row) => row.map(printable));
   const widths = HEADERS.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
-  return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n' + after;
 }
 
 /** The header line above a table. */
 export function formatHeading(view: LockViewData): string {
   const count = view.locks.length === 1 ? '1 lock' : `${view.locks.length} locks`;
-  return `${count} under ${printable(view.rootPath)}, read at ${view.readAt}${view.tls ? ' over TLS' : ''}`;
+  const under = view.locks.filter((lock) => lock.layout === 'nestjs-zk-lock' && lock.path.startsWith(`${view.rootPath}/`)).length;
+  const where = under === view.locks.length ? `under ${printable(view.rootPath)}` : `(${under} under ${printable(view.rootPath)}, ${view.locks.length - under} at other paths)`;
+  return `${count} ${where}, read at ${view.readAt}${view.tls ? ' over TLS' : ''}`;
 }
 
 function printable(text: string): string {

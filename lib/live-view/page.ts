@@ -13,7 +13,7 @@ body { margin: 1.5rem; }
 header { display: flex; gap: 1.5rem; align-items: baseline; flex-wrap: wrap; }
 h1 { font-size: 1.25rem; margin: 0; }
 .muted { opacity: .7; }
-#status.error { color: #c0392b; font-weight: 600; }
+#status.error, p.unreadable { color: #c0392b; font-weight: 600; }
 section.lock { margin: 1.25rem 0; }
 h2 { font-size: 1rem; margin: 0 0 .35rem; font-family: ui-monospace, monospace; }
 h2 .kind { font: 600 .75rem system-ui, sans-serif; padding: .1rem .45rem; border-radius: .6rem; background: #8884; margin-left: .5rem; }
@@ -62,7 +62,7 @@ const SCRIPT = `
     const cells = [
       ['role', role === 'holder' ? 'holder' : 'waiter #' + position],
       ['mode', node.mode],
-      ['owner', node.owner ?? node.data ?? ''],
+      ['owner', node.owner ?? node.participant ?? node.data ?? ''],
       ['host', node.host ?? ''],
       ['pid', node.pid ?? ''],
       ['session', node.sessionId],
@@ -80,7 +80,8 @@ const SCRIPT = `
     const part = el('section', 'lock');
     part.dataset.resource = lock.resource;
     const title = el('h2', '', lock.resource);
-    const kind = lock.permits === undefined ? lock.kind : lock.kind + ' (' + lock.permits + ' permits)';
+    const layout = lock.layout && lock.layout !== 'nestjs-zk-lock' ? lock.layout + ' ' : '';
+    const kind = layout + (lock.permits === undefined ? lock.kind : lock.kind + ' (' + lock.permits + ' permits)');
     title.append(el('span', 'kind', kind));
     const table = el('table');
     const head = el('tr');
@@ -110,8 +111,9 @@ const SCRIPT = `
     updated.dataset.readAt = view.readAt;
     byId('count').textContent = view.locks.length === 1 ? '1 lock' : view.locks.length + ' locks';
     const locks = byId('locks');
-    if (view.locks.length === 0) locks.replaceChildren(el('p', 'muted', 'Nobody holds or waits for a lock here.'));
-    else locks.replaceChildren(...view.locks.map(section));
+    const unreadable = (view.unreadable || []).map((item) => el('p', 'unreadable', 'Not read: ' + item.path + ': ' + item.reason));
+    if (view.locks.length === 0) locks.replaceChildren(...unreadable, el('p', 'muted', 'Nobody holds or waits for a lock here.'));
+    else locks.replaceChildren(...unreadable, ...view.locks.map(section));
   }
 
   function status(text) {

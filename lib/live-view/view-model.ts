@@ -1,5 +1,6 @@
 import { ageOf, type LockOverview } from '../recipes/inspect-all.js';
-import type { LockInspection, LockNodeInfo, LockNodeMode } from '../recipes/inspect.js';
+import type { LockInspection, LockNodeInfo, LockNodeMode } from '../recipes/lock-inspection.js';
+import type { LockLayout } from '../queue/layouts.js';
 
 /**
  * The live view's JSON (GET /<path>/data, and `nestjs-zk-lock inspect --json`): the overview
@@ -11,13 +12,18 @@ export interface LockViewData {
   readonly readAt: string;
   /** Whether the reading connection uses TLS (the `tls` option); absent when the reader does not say. */
   readonly tls?: boolean;
+  /** Under rootPath by resource, then those at other paths (Curator's, kazoo's) by path. */
   readonly locks: LockViewEntry[];
+  /** Named or scanned paths whose nodes do not follow one layout, and why; absent when none. */
+  readonly unreadable?: { readonly path: string; readonly reason: string }[];
 }
 
 export interface LockViewEntry {
   readonly resource: string;
   /** The resource's znode. */
   readonly path: string;
+  /** Whose rules its nodes follow: `nestjs-zk-lock`, `curator` or `kazoo`. */
+  readonly layout: LockLayout;
   /** `exclusive`, `read/write`, `semaphore` or `simple`, from the modes of its nodes. */
   readonly kind: string;
   /** The semaphore's permit count, for a semaphore. */
@@ -52,6 +58,11 @@ export interface LockViewNode {
   readonly pid?: number;
   /** The node's data as text, when it is not LockService's JSON. */
   readonly data?: string;
+  /**
+   * What a Curator or kazoo node names, its data as text: Curator's participant id (by default the
+   * client's IP), kazoo's identifier.
+   */
+  readonly participant?: string;
 }
 
 export function toViewData(overview: LockOverview): LockViewData {
@@ -59,6 +70,7 @@ export function toViewData(overview: LockOverview): LockViewData {
     rootPath: overview.rootPath,
     readAt: overview.readAt.toISOString(),
     locks: overview.locks.map((lock) => toEntry(lock, overview.readAt)),
+    ...(overview.unreadable ? { unreadable: overview.unreadable } : {}),
   };
 }
 
@@ -68,10 +80,11 @@ function toEntry(lock: LockInspection, readAt: Date): LockViewEntry {
   return {
     resource: lock.resource,
     path: lock.path,
+    layout: lock.layout,
     kind: kindOf(nodes),
     ...(permits === undefined ? {} : { permits }),
-    holders: lock.holders.map((node) => toNode(node, readAt)),
-    waiters: lock.waiters.map((node) => toNode(node, readAt)),
+    holders: lock.holders.map((node) => toNode(node, readAt, lock.layout)),
+    waiters: lock.waiters.map((node) => toNode(node, readAt, lock.layout)),
     ...(lock.localWaiters ? { localWaiters: lock.localWaiters } : {}),
   };
 }
@@ -84,9 +97,9 @@ function kindOf(nodes: readonly LockNodeInfo[]): string {
   return 'exclusive';
 }
 
-function toNode(info: LockNodeInfo, readAt: Date): LockViewNode {
+function toNode(info: LockNodeInfo, readAt: Date, layout: LockLayout): LockViewNode {
   const age = ageOf(info.createdAt, readAt);
-  const about = typeof info.data === 'string' ? { data: info.data } : describedBy(info.data);
+  const about = describedBy(info.data, layout !== 'nestjs-zk-lock');
   return {
     node: info.node,
     mode: info.mode,
@@ -98,14 +111,21 @@ function toNode(info: LockNodeInfo, readAt: Date): LockViewNode {
   };
 }
 
-/** Only the fields LockService writes, each only with the type it writes: the rest is not ours to show. */
-function describedBy(data: Record<string, unknown>): Pick<LockViewNode, 'owner' | 'host' | 'pid' | 'data'> {
-  const out: { owner?: string; host?: string; pid?: number; data?: string } = {};
-  if (typeof data.owner === 'string') out.owner = data.owner;
-  if (typeof data.host === 'string') out.host = data.host;
-  if (typeof data.pid === 'number') out.pid = data.pid;
-  if (Object.keys(out).length === 0) out.data = JSON.stringify(data);
-  return out;
+/**
+ * Only the fields LockService writes, each only with the type it writes (in any layout); anything
+ * else is the node's data as text: a Curator or kazoo node's participant (shown when there is one).
+ */
+function describedBy(data: LockNodeInfo['data'], foreign: boolean): Pick<LockViewNode, 'owner' | 'host' | 'pid' | 'data' | 'participant'> {
+  const out: { owner?: string; host?: string; pid?: number } = {};
+  if (typeof data !== 'string') {
+    if (typeof data.owner === 'string') out.owner = data.owner;
+    if (typeof data.host === 'string') out.host = data.host;
+    if (typeof data.pid === 'number') out.pid = data.pid;
+    if (Object.keys(out).length > 0) return out;
+  }
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  if (!foreign) return { data: text };
+  return text === '' ? {} : { participant: text };
 }
 
 /** `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`: the same format the page uses. */
@@ -119,7 +139,8 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole / 60) % 60).padStart(2, '0')} min`;
 }
 
-/** A lock's kind as one label: `semaphore (3 permits)`, `read/write`, ... */
+/** A lock's kind as one label: `semaphore (3 permits)`, `read/write`, `curator exclusive`, ... */
 export function kindLabel(entry: LockViewEntry): string {
-  return entry.permits === undefined ? entry.kind : `${entry.kind} (${entry.permits} permits)`;
+  const kind = entry.layout === 'nestjs-zk-lock' ? entry.kind : `${entry.layout} ${entry.kind}`;
+  return entry.permits === undefined ? kind : `${kind} (${entry.permits} permits)`;
 }

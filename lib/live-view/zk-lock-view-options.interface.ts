@@ -1,4 +1,5 @@
 import type { CanActivate, Type } from '@nestjs/common';
+import type { LockAtPath, LockScan } from '../recipes/inspect-elsewhere.js';
 
 /** Options of ZkLockViewModule.register. */
 export interface ZkLockViewOptions {
@@ -25,4 +26,16 @@ export interface ZkLockViewOptions {
    * @default 5000
    */
   readTimeoutMs?: number;
+  /**
+   * Locks at exact paths outside rootPath, shared with Curator or kazoo services, shown beside those
+   * under rootPath: each read by its `layout`'s rules, or by the layout its nodes' names show.
+   * @default [] (only rootPath)
+   */
+  paths?: readonly LockAtPath[];
+  /**
+   * Paths whose children are locks of other services (one level down), each child shown by the
+   * rules of the layout its nodes' names show; with `layout`, only locks of that layout.
+   * @default [] (only rootPath)
+   */
+  scan?: readonly LockScan[];
 }

@@ -55,7 +55,8 @@ export function createViewController(options: ResolvedViewOptions): Type<unknown
     @Header('Cache-Control', 'no-store')
     async data(): Promise<LockViewData> {
       try {
-        return { ...toViewData(await this.locks!.inspectAll({ signal: AbortSignal.timeout(options.readTimeoutMs) })), tls: this.locks!.sessionInfo().tls };
+        const overview = await this.locks!.inspectAll({ signal: AbortSignal.timeout(options.readTimeoutMs), paths: options.paths, scan: options.scan });
+        return { ...toViewData(overview), tls: this.locks!.sessionInfo().tls };
       } catch (error) {
         throw new ServiceUnavailableException(
           `Could not read the locks from ZooKeeper: ${error instanceof Error ? error.message : String(error)}`,

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { InvalidOptionsError, shown } from '../errors.js';
 import { checkMs, type MsRange } from '../shared/durations.js';
+import { checkTargets } from '../recipes/inspect-elsewhere.js';
 import { createViewController, type ResolvedViewOptions } from './zk-lock-view.controller.js';
 import type { ZkLockViewOptions } from './zk-lock-view-options.interface.js';
 
@@ -36,5 +37,7 @@ function resolve(options: ZkLockViewOptions): ResolvedViewOptions {
     refreshMs: checkMs(options.refreshMs, 'refreshMs', FROM_100) ?? DEFAULT_REFRESH_MS,
     readTimeoutMs: checkMs(options.readTimeoutMs, 'readTimeoutMs', FROM_100) ?? DEFAULT_READ_TIMEOUT_MS,
     guards: options.guards ?? [],
+    // Checked now, so that a bad path fails the app's start; rootPath is checked at each read.
+    ...checkTargets(options),
   };
 }

@@ -71,3 +71,48 @@ export function styleAdvice(style: NodeStyle): string {
       return "kazoo's Lock, WriteLock or ReadLock (layout: 'kazoo')";
   }
 }
+
+/**
+ * Whose semaphore lease pool a path's children are, if any: Curator's `InterProcessSemaphoreV2`
+ * keeps `locks` and `leases` under its path; kazoo's `Semaphore` keeps its leases there, named by a
+ * bare uuid (hex, no sequence).
+ */
+export function leasePoolOf(children: readonly string[]): 'curator' | 'kazoo' | undefined {
+  if (children.includes('leases')) return 'curator';
+  if (children.some((name) => KAZOO_LEASE.test(name))) return 'kazoo';
+  return undefined;
+}
+
+const KAZOO_LEASE = /^[0-9a-f]{32}$/;
+
+/** A lock path's layout, as its children show it. */
+export interface DetectedLayout {
+  readonly layout: LockLayout;
+  /** A Curator or kazoo semaphore's lease pool, not a lock. */
+  readonly pool: boolean;
+  /** Set when the path holds nodes of more than one style: each style found (they do not exclude each other). */
+  readonly mixed?: readonly NodeStyle[];
+}
+
+/** Detection's order of styles, so that a mixed path names the same layout on every read. */
+const STYLES: readonly NodeStyle[] = ['nestjs-zk-lock', 'curator-mutex', 'curator-read-write', 'kazoo'];
+
+/**
+ * The layout a lock path's children are in, by their names (strangers are ignored); a lease pool
+ * only when no child is a lock node. Undefined when it is neither.
+ */
+export function detectLayout(children: readonly string[]): DetectedLayout | undefined {
+  const found = new Set(children.map(styleOf));
+  const styles = STYLES.filter((style) => found.has(style));
+  if (styles.length === 0) {
+    const pool = leasePoolOf(children);
+    return pool ? { layout: pool, pool: true } : undefined;
+  }
+  const layout = layoutOfStyle(styles[0]!);
+  return styles.length === 1 ? { layout, pool: false } : { layout, pool: false, mixed: styles };
+}
+
+/** The layout whose clients make nodes of `style`. */
+export function layoutOfStyle(style: NodeStyle): LockLayout {
+  return style === 'curator-mutex' || style === 'curator-read-write' ? 'curator' : style;
+}

@@ -1,42 +1,31 @@
-import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
-import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
-import type { RecipeRuntime } from './recipe-runtime.js';
+import { ENTRY_KIND, type QueueEntry } from '../queue/queue-entry.js';
+import { DEFAULT_LAYOUT, detectLayout, leasePoolOf, type LockLayout, validateLayout } from '../queue/layouts.js';
+import { lockHolders, lockHoldersAt, waitersOf } from '../queue/lock-holders.js';
+import type { NodeData } from '../zookeeper/zk-session-api.js';
 import { readChildren, readNode } from '../zookeeper/session-retry.js';
+import { inspectLeasePool } from './inspect-pool.js';
+import type { RecipeRuntime } from './recipe-runtime.js';
+import { type LockInspection, type LockNodeInfo, type LockNodeMode, nodeInfo } from './lock-inspection.js';
 
-/** How a lock node holds or waits. */
-export type LockNodeMode = 'exclusive' | 'read' | 'write' | 'downgraded-read' | 'semaphore' | 'simple';
-
-/** One lock node, as read from ZooKeeper. */
-export interface LockNodeInfo {
-  /** The node's name under the resource's path (the simple lock: the resource's own node name). */
-  readonly node: string;
-  readonly mode: LockNodeMode;
-  /** The ZooKeeper session that owns the node, hex. */
-  readonly sessionId: string;
-  /** Place in the queue (queue-based recipes). */
-  readonly sequence?: number;
-  /** The semaphore's permit count. */
-  readonly permits?: number;
-  /** When the node was created (ZooKeeper server's clock). */
-  readonly createdAt?: Date;
-  /** What the holder stored about itself: `{ host, pid, owner }` from LockService, or the raw text. */
-  readonly data: Record<string, unknown> | string;
-}
-
-/** Who holds a resource and who waits for it, in queue order. */
-export interface LockInspection {
-  readonly resource: string;
-  /** The resource's znode. */
-  readonly path: string;
-  /** `none`: nobody holds or waits. */
-  readonly recipe: 'none' | 'queue' | 'simple';
-  readonly holders: LockNodeInfo[];
-  readonly waiters: LockNodeInfo[];
+/** Options of LockService.inspect. */
+export interface InspectOptions {
   /**
-   * Callers of this process waiting in its cohort queue (behind its own node, or for it), which
-   * ZooKeeper does not see. Set by LockService and RecipeSet.
+   * Aborting it stops the reads: the call rejects with the abort reason.
+   * @default undefined (the reads run to the end)
    */
-  readonly localWaiters?: number;
+  signal?: AbortSignal;
+  /**
+   * The lock's exact ZooKeeper path (a Curator or kazoo service's), instead of
+   * `<rootPath>/<encoded resource>`; the resource is then only its label. Outside rootPath.
+   * @default undefined (`<rootPath>/<encoded resource>`)
+   */
+  zkPath?: string;
+  /**
+   * Whose rules tell the holders from the waiters: this library's own, Apache Curator's or kazoo's
+   * (the rules `requestRelease` uses). The path's nodes must be in that layout.
+   * @default undefined (this library's own, unless only Curator's or only kazoo's nodes are there)
+   */
+  layout?: LockLayout;
 }
 
 const MODES: Record<string, LockNodeMode> = {
@@ -49,77 +38,59 @@ const MODES: Record<string, LockNodeMode> = {
   [ENTRY_KIND.semaphore]: 'semaphore',
 };
 
-function driverOf(entry: QueueEntry): LockDriver {
-  switch (entry.kind) {
-    case ENTRY_KIND.read:
-      return readDriver;
-    case ENTRY_KIND.write:
-      return writeDriver;
-    case ENTRY_KIND.downgradeRead:
-      return downgradeReadDriver;
-    case ENTRY_KIND.semaphore:
-      return semaphoreDriver(entry.permits ?? 1);
-    default:
-      return exclusiveDriver;
+/**
+ * Reads a lock's nodes and tells holders from waiters with the rules of its layout
+ * (queue/lock-holders.ts). A snapshot: a few reads, not one atomic view, so a node may come or go
+ * between them.
+ * @throws InvalidOptionsError for a bad zkPath or layout, or a path whose nodes are in another layout.
+ */
+export async function inspectLock(runtime: RecipeRuntime, resource: string, options: InspectOptions = {}): Promise<LockInspection> {
+  const given = validateLayout(options.layout);
+  const path = runtime.pathFor(resource, options.zkPath);
+  const { signal } = options;
+  const session = await runtime.sessions.session(signal);
+  const nobody = (layout: LockLayout): LockInspection => ({ resource, path, layout, recipe: 'none', holders: [], waiters: [] });
+  if (given === undefined || given === DEFAULT_LAYOUT) {
+    const own = await readNode(session, path, signal);
+    if (!own) return nobody(given ?? DEFAULT_LAYOUT);
+    if (own.stat.ephemeralOwner !== '0') return simpleLock(nobody(DEFAULT_LAYOUT), own);
   }
+  const { children } = await readChildren(session, path, signal);
+  const layout = given ?? layoutOf(children);
+  const none = nobody(layout);
+  if (layout !== DEFAULT_LAYOUT && leasePoolOf(children)) return inspectLeasePool(session, none, children, signal);
+  // Ours skips nodes of other layouts, as our own queue does; Curator's and kazoo's refuse them.
+  const rolesOf = (names: readonly string[]) => (layout === DEFAULT_LAYOUT ? lockHolders(names, layout, false) : lockHoldersAt(path, names, layout));
+  const listed = rolesOf(children);
+  const nodes = await Promise.all(listed.queue.map((entry) => readNode(session, `${path}/${entry.name}`, signal)));
+  const read = new Map(listed.queue.flatMap((entry, i) => (nodes[i] ? [[entry.name, nodes[i]] as const] : [])));
+  // Roles of the nodes still there: one that went between the listing and its read no longer counts.
+  const roles = rolesOf([...read.keys()]);
+  const modeOf = layout === DEFAULT_LAYOUT ? (kind: string) => MODES[kind] ?? 'exclusive' : foreignModes(roles.queue);
+  const info = (entry: QueueEntry): LockNodeInfo => nodeInfo(entry.name, modeOf(entry.kind), read.get(entry.name)!, entry.sequence, entry.permits);
+  if (roles.queue.length === 0) return none;
+  return { ...none, recipe: 'queue', holders: roles.holders.map(info), waiters: waitersOf(roles).map(info) };
+}
+
+/** Not given: ours, unless only Curator's or only kazoo's nodes are there (a module whose `layout` is theirs). */
+function layoutOf(children: readonly string[]): LockLayout {
+  const detected = detectLayout(children);
+  return detected && !detected.mixed ? detected.layout : DEFAULT_LAYOUT;
+}
+
+/** Our simple lock: the lock's own node, ephemeral; its data after the first line is the holder's. */
+function simpleLock(none: LockInspection, own: NodeData): LockInspection {
+  const text = own.data.toString();
+  const data = Buffer.from(text.slice(text.indexOf('\n') + 1));
+  const holder = nodeInfo(none.path.slice(none.path.lastIndexOf('/') + 1), 'simple', { ...own, data });
+  return { ...none, recipe: 'simple', holders: [holder] };
 }
 
 /**
- * Reads a resource's lock nodes and tells holders from waiters with the same rules the recipes use.
- * A snapshot: a few reads, not one atomic view, so a node may come or go between them.
+ * Curator's and kazoo's entries: reads, writes, and exclusive for the rest. kazoo's `Lock` and
+ * `WriteLock` name their nodes alike, so a `__lock__` node is a write only beside readers.
  */
-export async function inspectLock(runtime: RecipeRuntime, resource: string, signal?: AbortSignal): Promise<LockInspection> {
-  const path = runtime.pathOf(resource);
-  const session = await runtime.sessions.session(signal);
-  const own = await readNode(session, path, signal);
-  if (!own) return { resource, path, recipe: 'none', holders: [], waiters: [] };
-  if (own.stat.ephemeralOwner !== '0') {
-    const text = own.data.toString();
-    const holder: LockNodeInfo = {
-      node: path.slice(path.lastIndexOf('/') + 1),
-      mode: 'simple',
-      sessionId: own.stat.ephemeralOwner,
-      createdAt: own.stat.ctime,
-      data: parseData(text.slice(text.indexOf('\n') + 1)),
-    };
-    return { resource, path, recipe: 'simple', holders: [holder], waiters: [] };
-  }
-  const queue = sortQueue((await readChildren(session, path, signal)).children);
-  const nodes = await Promise.all(queue.map((entry) => readNode(session, `${path}/${entry.name}`, signal)));
-  const present = queue.filter((_, i) => nodes[i] !== null);
-  const holders: LockNodeInfo[] = [];
-  const waiters: LockNodeInfo[] = [];
-  present.forEach((entry, i) => {
-    const node = nodes[queue.indexOf(entry)]!;
-    const info: LockNodeInfo = {
-      node: entry.name,
-      mode: MODES[entry.kind] ?? 'exclusive',
-      sessionId: entry.sessionId,
-      sequence: entry.sequence,
-      ...(entry.permits === undefined ? {} : { permits: entry.permits }),
-      createdAt: node.stat.ctime,
-      data: parseData(node.data.toString()),
-    };
-    (holds(present, i, entry) ? holders : waiters).push(info);
-  });
-  return { resource, path, recipe: present.length > 0 ? 'queue' : 'none', holders, waiters };
-}
-
-/** Whether the entry at `index` of our own queue holds, by its own lock type's rules. */
-export function holds(queue: readonly QueueEntry[], index: number, entry: QueueEntry): boolean {
-  try {
-    return driverOf(entry).decide(queue, index).granted;
-  } catch {
-    return false; // entries of another lock type are in the queue: this one cannot hold
-  }
-}
-
-function parseData(text: string): Record<string, unknown> | string {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // not JSON: someone else's format, shown as it is
-  }
-  return text;
+function foreignModes(queue: readonly QueueEntry[]): (kind: string) => LockNodeMode {
+  const readers = queue.some((entry) => entry.kind === ENTRY_KIND.read);
+  return (kind) => (kind === ENTRY_KIND.read ? 'read' : kind === ENTRY_KIND.write && readers ? 'write' : 'exclusive');
 }

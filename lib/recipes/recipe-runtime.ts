@@ -135,14 +135,18 @@ export class RecipeRuntime {
   pathFor(resource: string, zkPath: string | undefined): string {
     if (zkPath === undefined) return this.pathOf(resource);
     validateZkPath(zkPath);
-    const { rootPath } = this;
-    if (zkPath === rootPath || zkPath.startsWith(`${rootPath}/`)) {
+    if (this.isUnderRoot(zkPath)) {
       throw new InvalidResourceNameError(
         zkPath,
-        `zkPath is at or under rootPath (${rootPath}), where the locks named by resource live: name such a lock by its resource, or give it a path outside rootPath`,
+        `zkPath is at or under rootPath (${this.rootPath}), where the locks named by resource live: name such a lock by its resource, or give it a path outside rootPath`,
       );
     }
     return zkPath;
+  }
+
+  /** Whether `path` is rootPath or below it. */
+  isUnderRoot(path: string): boolean {
+    return path === this.rootPath || path.startsWith(`${this.rootPath}/`);
   }
 
   /** The node data to store, checked against the cap. */

@@ -1,6 +1,7 @@
 import { type LockKind, validatePermits } from './lock-kind.js';
 import type { HeldLock } from './held-lock.js';
-import { type LockInspection, inspectLock } from './inspect.js';
+import { type InspectOptions, inspectLock } from './inspect.js';
+import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { FairLock, QueueLock, ReadWriteLock, Semaphore } from './queue-lock.js';
@@ -181,12 +182,16 @@ export class RecipeSet {
     );
   }
 
-  async inspect(resource: string, signal?: AbortSignal): Promise<LockInspection> {
-    return this.withLocalWaiters(await inspectLock(this.runtime, resource, signal));
+  async inspect(resource: string, options: InspectOptions = {}): Promise<LockInspection> {
+    return this.withLocalWaiters(await inspectLock(this.runtime, resource, options));
   }
 
-  /** Adds the callers of this process waiting in its cohort queues, which ZooKeeper does not see. */
+  /**
+   * Adds the callers of this process waiting in its cohort queues, which ZooKeeper does not see: for
+   * locks of our layout under rootPath (the cohort queues know their other locks by another key).
+   */
   withLocalWaiters(inspection: LockInspection): LockInspection {
+    if (inspection.layout !== DEFAULT_LAYOUT || inspection.path !== this.runtime.pathOf(inspection.resource)) return inspection;
     let localWaiters = 0;
     for (const recipe of [this.exclusive, this.write]) {
       if (recipe instanceof CohortLock) localWaiters += recipe.localWaiters(inspection.resource);

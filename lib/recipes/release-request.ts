@@ -10,16 +10,14 @@
  * semaphores, whose writes only wake a waiter to look again); the others can only be forced.
  */
 import { InvalidOptionsError } from '../errors.js';
-import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from '../queue/foreign-drivers.js';
-import { ENTRY_KIND, type QueueEntry, sortQueue } from '../queue/queue-entry.js';
-import { WRITE_KINDS } from '../queue/lock-driver.js';
-import type { LockLayout } from '../queue/layouts.js';
-import { IncompatibleQueueError, ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { ENTRY_KIND, type QueueEntry } from '../queue/queue-entry.js';
+import { lockHoldersAt } from '../queue/lock-holders.js';
+import { leasePoolOf, type LockLayout } from '../queue/layouts.js';
+import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { checkMs } from '../shared/durations.js';
-import { holds } from './inspect.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
 import { RELEASE_REQUEST } from './release-watch.js';
 
@@ -63,15 +61,7 @@ export async function requestRelease(
     if (error instanceof ZkNoNodeError) return { children: [] as string[] };
     throw error;
   });
-  let holders: { name: string; askable: boolean }[];
-  try {
-    holders = holdersOf(children, layout);
-  } catch (error) {
-    if (error instanceof IncompatibleQueueError) {
-      throw new InvalidOptionsError('layout', `'${layout}' does not match the lock at ${path}: ${error.detail}; ask with the layout of its nodes (the CLI's --layout)`);
-    }
-    throw error;
-  }
+  const holders = holdersOf(path, children, layout);
   const requested: string[] = [];
   const notAsked: string[] = [];
   await Promise.all(
@@ -91,48 +81,18 @@ export async function requestRelease(
   return { path, requested: requested.sort(), notAsked: notAsked.sort(), forced: forced.sort() };
 }
 
-/** Who holds, by the layout's rules; `askable`: a request may be written into the node. */
-function holdersOf(children: readonly string[], layout: LockLayout): { name: string; askable: boolean }[] {
-  if (layout === 'nestjs-zk-lock') {
-    const queue = sortQueue(children, true);
-    const holders = queue.filter((entry, i) => holds(queue, i, entry));
-    // A downgraded write still at the head holds with its read: ask it too (same session, below the read).
-    for (const read of holders.filter((entry) => entry.kind === ENTRY_KIND.downgradeRead)) {
-      const write = queue.find((entry) => entry.sessionId === read.sessionId && entry.sequence < read.sequence && WRITE_KINDS.has(entry.kind));
-      if (write && !holders.includes(write)) holders.push(write);
-    }
-    return holders.map((entry) => ({ name: entry.name, askable: entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write }));
-  }
-  if (children.some((name) => name === 'leases' || /^[0-9a-f]{32}$/.test(name))) {
+/** Who holds, by the layout's rules (lock-holders.ts); `askable`: a request may be written into the node. */
+function holdersOf(path: string, children: readonly string[], layout: LockLayout): { name: string; askable: boolean }[] {
+  if (layout !== 'nestjs-zk-lock' && leasePoolOf(children)) {
     throw new InvalidOptionsError(
       'target',
       `is a semaphore's lease pool (Curator's InterProcessSemaphoreV2 or kazoo's Semaphore): release requests are for locks; leases can only be released by their holders`,
     );
   }
-  if (layout === 'kazoo') return kazooHolders(kazooWriteDriver.order(children)).map((entry) => ({ name: entry.name, askable: true }));
-  const readWrite = children.some((name) => name.includes('__READ__') || name.includes('__WRIT__'));
-  const queue = readWrite ? curatorReadDriver.order(children) : curatorMutexDriver.order(children);
-  return readersAndFirstWriter(queue, readWrite).map((entry) => ({ name: entry.name, askable: true }));
-}
-
-/** Curator: the mutex's first node; or the readers before the first writer, or the first node when it is a writer. */
-function readersAndFirstWriter(queue: readonly QueueEntry[], readWrite: boolean): QueueEntry[] {
-  if (!readWrite) return queue.slice(0, 1);
-  const firstWrite = queue.findIndex((entry) => entry.kind === ENTRY_KIND.write);
-  const holders =
-    firstWrite === 0 ? [queue[0]!] : queue.slice(0, firstWrite < 0 ? queue.length : firstWrite).filter((entry) => entry.kind === ENTRY_KIND.read);
-  // A downgrade read carries its write's sequence: the two hold together, whichever sorts first.
-  const sequences = new Set(holders.map((entry) => entry.name.slice(-10)));
-  return queue.filter((entry) => holders.includes(entry) || (entry.kind !== ENTRY_KIND.exclusive && sequences.has(entry.name.slice(-10))));
-}
-
-/**
- * kazoo: the readers before the first `__lock__` node, and that node (a `Lock` holds there even
- * behind readers; a `WriteLock` would wait, and a request written into a waiter only wakes its watcher).
- */
-function kazooHolders(queue: readonly QueueEntry[]): QueueEntry[] {
-  const firstLock = queue.findIndex((entry) => entry.kind === ENTRY_KIND.write);
-  return firstLock < 0 ? [...queue] : queue.slice(0, firstLock + 1);
+  // Our plain exclusive and write holders grant the lock by writing their node: never write into it.
+  const askable = (entry: QueueEntry) => layout !== 'nestjs-zk-lock' || (entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write);
+  const { holders, mayHold } = lockHoldersAt(path, children, layout);
+  return [...holders, ...mayHold].map((entry) => ({ name: entry.name, askable: askable(entry) }));
 }
 
 /** Writes the request; false when the node is gone already. */

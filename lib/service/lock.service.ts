@@ -29,7 +29,8 @@ import { rejectOnThrow } from '../shared/promises.js';
 import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
 import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKind } from '../recipes/lock-kind.js';
-import type { LockInspection } from '../recipes/inspect.js';
+import type { InspectOptions } from '../recipes/inspect.js';
+import type { LockInspection } from '../recipes/lock-inspection.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
 import { RecipeSet } from '../recipes/recipe-set.js';
 import { ownerAcl } from '../zookeeper/zk-acl.js';
@@ -260,14 +261,16 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
 
   /**
    * Who holds `resource` and who waits for it, in queue order, with what each stored about itself
-   * (host, pid, and the request or job that took it). A snapshot read from ZooKeeper.
+   * (host, pid, and the request or job that took it). A snapshot read from ZooKeeper. With
+   * `{ zkPath, layout }`, a lock shared with Curator or kazoo services, read by that layout's rules.
    */
-  inspect(resource: string, options: { signal?: AbortSignal } = {}): Promise<LockInspection> {
-    return this.recipes.inspect(resource, options.signal);
+  inspect(resource: string, options: InspectOptions = {}): Promise<LockInspection> {
+    return this.recipes.inspect(resource, options);
   }
 
   /**
-   * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource.
+   * Every lock under rootPath with its holders and waiters (see `inspect`), sorted by resource; then
+   * those of `paths` and `scan` (Curator's and kazoo's locks), by path.
    * Read-only: never creates rootPath. For dashboards such as ZkLockViewModule.
    */
   async inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {

@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,18 +10,9 @@ import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { CLI, runCli } from '../support/cli-run.js';
 
-const CLI = 'dist/cli/main.js';
 const SOURCES = ['lib/cli', 'lib/live-view'];
-
-/** Runs the built CLI to its end. */
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const owner = (name: string) => ({ data: Buffer.from(JSON.stringify({ host: 'cli-host', pid: 7, owner: name })) });
 
@@ -62,7 +53,7 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   it('prints a table of every lock, holder first and waiters in queue order, matching ZooKeeper', async () => {
     const rootPath = uniqueRoot('cli');
     const { a, b, c, held, waiting } = await takeLocks(rootPath);
-    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath]);
+    const result = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
@@ -87,7 +78,7 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   it('prints the same overview as JSON with --json, node names and all', async () => {
     const rootPath = uniqueRoot('clijson');
     const { a, held, waiting } = await takeLocks(rootPath);
-    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath, '--json']);
+    const result = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath, '--json']);
     expect(result.code).toBe(0);
     const view = JSON.parse(result.stdout) as LockViewData;
     expect(view.rootPath).toBe(rootPath);
@@ -128,9 +119,10 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   it('with --serve serves the page and the same JSON on 127.0.0.1', async () => {
     const rootPath = uniqueRoot('cliserve');
     const { held, waiting } = await takeLocks(rootPath);
-    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--serve', '--port', '0']);
+    const child = spawn(process.execPath, [CLI, 'inspect', '--connect', zk.connectString, '--root', rootPath, '--serve', '--port', '0', '--scan', `${rootPath}-elsewhere`]);
     children.push(child);
     const first = (await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()).value as string;
+    expect(first).toMatch(new RegExp(`^Serving the live view of ${rootPath} and the locks under ${rootPath}-elsewhere at http`));
     const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(first)![1]!;
     const page = await fetch(url);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -150,35 +142,51 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   });
 
   it('says what to fix, with a non-zero exit, for bad arguments and an unreachable ZooKeeper', async () => {
-    const noCommand = await run([]);
+    const noCommand = await runCli([]);
     expect(noCommand.code).toBe(2);
     expect(noCommand.stderr).toMatch(/Missing command.*inspect.*--help/);
-    const noConnect = await run(['inspect']);
+    const noConnect = await runCli(['inspect']);
     expect(noConnect.code).toBe(2);
     expect(noConnect.stderr).toMatch(/--connect is required/);
-    const badConnect = await run(['inspect', '--connect', 'not a host list']);
+    const badConnect = await runCli(['inspect', '--connect', 'not a host list']);
     expect(badConnect.code).toBe(2);
     expect(badConnect.stderr).toMatch(/Bad --connect: .*host:port/);
-    const badInterval = await run(['inspect', '--connect', zk.connectString, '--watch', '--interval', 'soon']);
+    const badInterval = await runCli(['inspect', '--connect', zk.connectString, '--watch', '--interval', 'soon']);
     expect(badInterval.code).toBe(2);
     expect(badInterval.stderr).toMatch(/--interval must be a whole number/);
-    const unknown = await run(['inspect', '--connect', zk.connectString, '--colour']);
+    const unknown = await runCli(['inspect', '--connect', zk.connectString, '--colour']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--colour.*--help/);
     // Port 1 on the loopback: nothing listens there.
-    const unreachable = await run(['inspect', '--connect', '127.0.0.1:1', '--timeout', '500']);
+    const unreachable = await runCli(['inspect', '--connect', '127.0.0.1:1', '--timeout', '500']);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/Could not connect to ZooKeeper at "127\.0\.0\.1:1".*check --connect, or raise --timeout/);
     expect(unreachable.stdout).toBe('');
-    const help = await run(['--help']);
+    const layoutAlone = await runCli(['inspect', '--connect', zk.connectString, '--layout', 'curator']);
+    expect(layoutAlone.code).toBe(2);
+    expect(layoutAlone.stderr).toMatch(/--layout needs --path or --scan/);
+    const badLayout = await runCli(['inspect', '--connect', zk.connectString, '--scan', '/billing', '--layout', 'java']);
+    expect(badLayout.code).toBe(2);
+    expect(badLayout.stderr).toMatch(/--layout must be nestjs-zk-lock, curator or kazoo, got "java"/);
+    const scanUnderRoot = await runCli(['inspect', '--connect', zk.connectString, '--root', '/locks', '--scan', '/locks/x']);
+    expect(scanUnderRoot.code).toBe(2);
+    expect(scanUnderRoot.stderr).toMatch(/Bad --scan: .*"scan\[0\]\.root": is at or under rootPath \(\/locks\), whose locks are listed anyway: give a root outside it/);
+    const twoPaths = await runCli(['revoke', '--connect', zk.connectString, '--path', '/a/x', '--path', '/a/y']);
+    expect(twoPaths.code).toBe(2);
+    expect(twoPaths.stderr).toMatch(/revoke needs one lock/);
+    const scanOnRevoke = await runCli(['revoke', '--connect', zk.connectString, '--path', '/a/x', '--scan', '/a']);
+    expect(scanOnRevoke.code).toBe(2);
+    expect(scanOnRevoke.stderr).toMatch(/--scan is an option of inspect/);
+    const help = await runCli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--root <path>.*default: \/locks/);
+    expect(help.stdout).toMatch(/--scan <path>\s+also every lock among the children of this path/);
   });
 
   it('reads a missing root as no locks and does not create it', async () => {
     const connection = await connect();
     const rootPath = uniqueRoot('clinone');
-    const result = await run(['inspect', '--connect', zk.connectString, '--root', rootPath]);
+    const result = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`No lock is held or waited for under ${rootPath}.\n`);
     expect(await exists(connection, rootPath)).toBe(false);
@@ -190,12 +198,12 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     const zkPath = `${rootPath}-svc/lock`;
     const curatorHolder = await new QueueLock(a!, curatorMutexDriver, { rootPath }).acquire('svc', { zkPath, onReleaseRequest: 'notify' });
     const heard = new Promise((resolve) => curatorHolder.releaseRequested.addEventListener('abort', resolve, { once: true }));
-    const asked = await run(['revoke', '--connect', zk.connectString, '--path', zkPath, '--layout', 'curator', '--json']);
+    const asked = await runCli(['revoke', '--connect', zk.connectString, '--path', zkPath, '--layout', 'curator', '--json']);
     expect(asked.code).toBe(0);
     const result = JSON.parse(asked.stdout) as { requested: string[]; notAsked: string[]; forced: string[] };
     expect(result.requested).toEqual([curatorHolder.path]);
     await heard; // the holder heard it (the test times out otherwise)
-    const wrongLayout = await run(['revoke', '--connect', zk.connectString, '--path', zkPath]);
+    const wrongLayout = await runCli(['revoke', '--connect', zk.connectString, '--path', zkPath]);
     expect(wrongLayout.code).toBe(1);
     expect(wrongLayout.stderr).toMatch(/'nestjs-zk-lock' does not match the lock at .*Curator's InterProcessMutex.*the CLI's --layout/);
     await curatorHolder.release();
@@ -203,16 +211,16 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     const plain = await new FairLock(a!, { rootPath }).acquire('orders/1');
     const waiting = new FairLock(b!, { rootPath }).acquire('orders/1');
     await queueLength(a!, `${rootPath}/${encodeResource('orders/1')}`, 2);
-    const forced = await run(['revoke', '--connect', zk.connectString, '--root', rootPath, '--resource', 'orders/1', '--force-after', '100']);
+    const forced = await runCli(['revoke', '--connect', zk.connectString, '--root', rootPath, '--resource', 'orders/1', '--force-after', '100']);
     expect(forced.code).toBe(0);
     expect(forced.stdout).toContain(`not revocable (taken without onReleaseRequest): ${plain.path} (forced)`);
     await (await waiting).release();
     await plain.release().catch(() => undefined);
 
-    const noLock = await run(['revoke', '--connect', zk.connectString, '--root', rootPath]);
+    const noLock = await runCli(['revoke', '--connect', zk.connectString, '--root', rootPath]);
     expect(noLock.code).toBe(2);
     expect(noLock.stderr).toMatch(/either --resource <name> \(under --root\) or --path <zkPath>/);
-    const wrongFlag = await run(['revoke', '--connect', zk.connectString, '--resource', 'x', '--watch']);
+    const wrongFlag = await runCli(['revoke', '--connect', zk.connectString, '--resource', 'x', '--watch']);
     expect(wrongFlag.code).toBe(2);
     expect(wrongFlag.stderr).toMatch(/--watch is an option of inspect/);
   });

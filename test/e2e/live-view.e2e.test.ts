@@ -6,6 +6,9 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LockHandle, type LockService, ZkLockModule } from '../../lib/index.js';
 import { ZkLockViewModule, type ZkLockViewOptions } from '../../lib/live-view/index.js';
+import type { LockViewData } from '../../lib/live-view/view-model.js';
+import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
+import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
@@ -180,6 +183,66 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
     for (const wait of waits) await (await wait).release();
   });
 
+  it('shows the Curator and kazoo locks of its paths and scan roots beside its own, by their rules, and a path of two layouts as unreadable', async () => {
+    const [a, b, c] = lockers as [LockService, LockService, LockService];
+    const zkView = await connect();
+    const scanned = uniqueRoot('scanned');
+    const named = `${uniqueRoot('named')}/doc`;
+    const url = `${await viewerApp({ refreshMs: 250, scan: [{ root: scanned }], paths: [{ zkPath: named, layout: 'curator' }] })}/zk-locks`;
+    // Nodes named as Curator's and kazoo's clients name them: a holder and a waiter each.
+    const invoice = { layout: 'curator', zkPath: `${scanned}/invoice` } as const;
+    const report = { layout: 'kazoo', zkPath: `${scanned}/report` } as const;
+    const handles: LockHandle[] = [await a.acquire('invoice', { ...invoice, owner: 'settle' }), await a.acquire('report', { ...report, mode: 'read', owner: 'read-report' })];
+    const waits = [b.acquire('invoice', { ...invoice, owner: 'settle-too' }), c.acquire('report', { ...report, mode: 'write', owner: 'write-report' })];
+    handles.push(await c.acquire('doc', { layout: 'curator', zkPath: named, owner: 'edit-doc' }));
+    // A node whose data is what Curator writes by default, the client's address: its participant.
+    const javaLike = await new QueueLock(zkView, curatorMutexDriver, { rootPath }).acquire('ip', { zkPath: `${scanned}/ip`, data: Buffer.from('10.0.0.7') });
+    for (const wait of waits) wait.catch(() => undefined); // a failed test closes the apps under them
+    await queueLength(zkView, invoice.zkPath, 2);
+    await queueLength(zkView, report.zkPath, 2);
+    const session = await zkView.session();
+    await session.create(`${scanned}/mixed`, '', 'PERSISTENT');
+    await session.create(`${scanned}/mixed/_c_${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}-lock-`, '', 'EPHEMERAL_SEQUENTIAL');
+    await session.create(`${scanned}/mixed/${'f'.repeat(32)}__lock__`, '', 'EPHEMERAL_SEQUENTIAL');
+
+    const data = (await (await fetch(`${url}/data`)).json()) as LockViewData;
+    // After the locks under rootPath (none here), by path.
+    const ip = `${scanned}/ip`;
+    const byPath = [named, invoice.zkPath, report.zkPath, ip].sort();
+    const kinds: Record<string, [string, string]> = {
+      [named]: ['curator', 'exclusive'],
+      [invoice.zkPath]: ['curator', 'exclusive'],
+      [report.zkPath]: ['kazoo', 'read/write'],
+      [ip]: ['curator', 'exclusive'],
+    };
+    expect(data.locks.map((lock) => [lock.path, lock.layout, lock.kind])).toEqual(byPath.map((path) => [path, ...kinds[path]!]));
+    expect(data.unreadable?.map((item) => item.path)).toEqual([`${scanned}/mixed`]);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(url);
+    await page.waitForSelector(`section.lock[data-resource="${report.zkPath}"] tbody tr:nth-child(2)`);
+    const shown = Object.fromEntries((await shownLocks(page)).map((lock) => [lock.resource, lock]));
+    expect(Object.keys(shown)).toEqual(byPath);
+    expect([named, invoice.zkPath, report.zkPath].map((path) => shown[path]!.kind)).toEqual(['curator exclusive', 'curator exclusive', 'kazoo read/write']);
+    // Each path's nodes as ZooKeeper has them, in the client's order: holder first.
+    for (const [path, owners] of [[invoice.zkPath, ['settle', 'settle-too']], [report.zkPath, ['read-report', 'write-report']]] as const) {
+      const nodes = (await childrenOf(zkView, path)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+      expect(shown[path]!.rows.map((row) => [row.role, row.node, row.owner])).toEqual([
+        ['holder', nodes[0], owners[0]],
+        ['waiter #1', nodes[1], owners[1]],
+      ]);
+    }
+    expect(shown[report.zkPath]!.rows.map((row) => row.mode)).toEqual(['read', 'write']);
+    expect(data.locks.find((lock) => lock.path === ip)!.holders.map((node) => [node.participant, node.owner])).toEqual([['10.0.0.7', undefined]]);
+    expect(shown[ip]!.rows.map((row) => [row.role, row.owner, row.session])).toEqual([['holder', '10.0.0.7', zkView.sessionId]]);
+    expect(await page.textContent('p.unreadable')).toMatch(new RegExp(`^Not read: ${scanned}/mixed: it holds nodes of Curator's InterProcessMutex`));
+    await page.close();
+
+    for (const handle of handles) await handle.release();
+    for (const wait of waits) await (await wait).release();
+    await javaLike.release();
+  });
+
   it('shows owners as text, never as HTML', async () => {
     const hostile = '<img src=x onerror="window.pwned = 1">';
     const handle = await lockers[0]!.acquire('xss', { owner: hostile });
@@ -234,6 +297,8 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
   it('refuses bad options at registration, naming the option, and an application without ZkLockModule at start-up', async () => {
     expect(() => ZkLockViewModule.register({ path: 'a b' })).toThrow(/"path"/);
     expect(() => ZkLockViewModule.register({ refreshMs: 5 })).toThrow(/"refreshMs".*from 100 to 2147483647/);
+    expect(() => ZkLockViewModule.register({ scan: [{ root: 'billing' }] })).toThrow(/"scan\[0\]\.root": must be an absolute ZooKeeper path/);
+    expect(() => ZkLockViewModule.register({ paths: [{ zkPath: '/billing/x', layout: 'java' as 'curator' }] })).toThrow(/"paths\[0\]\.layout"/);
     const moduleRef = await Test.createTestingModule({ imports: [ZkLockViewModule.register()] }).compile();
     const application = moduleRef.createNestApplication({ logger: false });
     await expect(application.init()).rejects.toThrow(/found no LockService: import ZkLockModule\.forRoot/);

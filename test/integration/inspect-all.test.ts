@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { ageOf, inspectAll, resourceOf } from '../../lib/recipes/inspect-all.js';
-import { FairLock, ReadWriteLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { FairLock, QueueLock, ReadWriteLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { inspectLock } from '../../lib/recipes/inspect.js';
+import { curatorMutexDriver, kazooReadDriver } from '../../lib/queue/foreign-drivers.js';
 import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
@@ -62,6 +64,36 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
 
     for (const lock of held) await lock.release();
     await Promise.all([...waiting, reader, third].map(async (p) => (await p).release()));
+  });
+
+  it("lists a module's locks in the Curator or kazoo layout under rootPath by their own rules, and leaves our own as they were", async () => {
+    const rootPath = uniqueRoot('foreignroot');
+    const [a, b] = await Promise.all([connect(), connect()]);
+    const held = [await new QueueLock(a!, curatorMutexDriver, { rootPath }).acquire('invoice', { data: data('java-side') })];
+    const waiting = new QueueLock(b!, curatorMutexDriver, { rootPath }).acquire('invoice', { data: data('next') });
+    await queueLength(a!, `${rootPath}/invoice`, 2);
+    held.push(await new QueueLock(b!, kazooReadDriver, { rootPath }).acquire('report'));
+    held.push(await new FairLock(a!, { rootPath }).acquire('ours'));
+
+    const overview = await inspectAll(new RecipeRuntime(a!, { rootPath }));
+    expect(overview.locks.map((lock) => [lock.resource, lock.layout, lock.holders.length, lock.waiters.length])).toEqual([
+      ['invoice', 'curator', 1, 1],
+      ['ours', 'nestjs-zk-lock', 1, 0],
+      ['report', 'kazoo', 1, 0],
+    ]);
+    const [invoice] = overview.locks;
+    const names = (await childrenOf(a!, `${rootPath}/invoice`)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    expect([...invoice!.holders, ...invoice!.waiters].map((node) => [node.node, node.sessionId])).toEqual([
+      [names[0], a!.sessionId],
+      [names[1], b!.sessionId],
+    ]);
+    // A layout asked for is the one read: these nodes are not ours.
+    const runtime = new RecipeRuntime(a!, { rootPath });
+    await expect(inspectLock(runtime, 'invoice', { layout: 'kazoo' })).rejects.toThrow(/'kazoo' does not match the lock at .*Curator's InterProcessMutex/);
+    expect(await inspectLock(runtime, 'invoice', { layout: 'nestjs-zk-lock' })).toMatchObject({ recipe: 'none', holders: [] });
+
+    for (const lock of held) await lock.release();
+    await (await waiting).release();
   });
 
   it('reads a missing rootPath as no locks, and does not create it', async () => {
