@@ -15,7 +15,8 @@ import { validateZkPath } from '../zookeeper/paths.js';
  * returns a Promise (of the Observable or stream, if that is what it returns).
  *
  * The method is wrapped where it is declared, keeping its name and every reflect-metadata key, so
- * `@Cron`, Swagger and other decorators work stacked above or below it.
+ * `@Cron`, Swagger and other decorators work stacked above or below it. A `@Cron` or `@Interval`
+ * method runs at most once per tick across the cluster (see `oncePerTick`).
  */
 export function DistributedLock(resource: LockResource, options: DistributedLockOptions = {}): MethodDecorator {
   if (!(typeof resource === 'function' || (typeof resource === 'string' && resource.length > 0))) {
@@ -25,6 +26,10 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
     throw new InvalidOptionsError('@DistributedLock onBusy', `must be 'throw' or 'skip', got ${String(options.onBusy)}`);
   }
   checkMs(options.waitTimeoutMs, '@DistributedLock waitTimeoutMs', { max: Infinity });
+  checkMs(options.holdAtLeastMs, '@DistributedLock holdAtLeastMs');
+  if (options.oncePerTick !== undefined && typeof options.oncePerTick !== 'boolean') {
+    throw new InvalidOptionsError('@DistributedLock oncePerTick', `must be true or false, got ${String(options.oncePerTick)}`);
+  }
   validateLockKind(options, '@DistributedLock ');
   validateLayout(options.layout, '@DistributedLock layout');
   validateReleaseMode(options.onReleaseRequest, '@DistributedLock onReleaseRequest');

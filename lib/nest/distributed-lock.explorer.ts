@@ -3,10 +3,13 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LockService } from '../service/lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
+import type { DistributedLockSpec } from './distributed-lock.options.js';
+import { adoptSchedule, scheduleOf } from './scheduled-method.js';
 
 /**
  * At start-up, tells the registry which providers and controllers of this application have
- * @DistributedLock methods, so their calls use this application's LockService.
+ * @DistributedLock methods, so their calls use this application's LockService, and checks each
+ * method's tick options against its @Cron or @Interval (start-up fails with InvalidOptionsError).
  */
 @Injectable()
 export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutdown {
@@ -19,7 +22,12 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
   onModuleInit(): void {
     const guarded = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
       .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is object => typeof instance === 'object' && instance !== null && this.hasGuardedMethod(instance));
+      .filter((instance): instance is object => typeof instance === 'object' && instance !== null && this.guardedMethods(instance).length > 0);
+    for (const instance of guarded) {
+      for (const method of this.guardedMethods(instance)) {
+        adoptSchedule(Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec, scheduleOf(method));
+      }
+    }
     lockServiceRegistry.start(this.locks, guarded);
   }
 
@@ -27,11 +35,13 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
     lockServiceRegistry.stop(this.locks);
   }
 
-  private hasGuardedMethod(instance: object): boolean {
+  /** The instance's @DistributedLock methods (the wrappers, which carry every decorator's metadata). */
+  private guardedMethods(instance: object): object[] {
     const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
-    if (!prototype) return false;
+    if (!prototype) return [];
     return this.scanner
       .getAllMethodNames(prototype)
-      .some((name) => Reflect.hasMetadata(DISTRIBUTED_LOCK_METADATA, prototype[name] as object));
+      .map((name) => prototype[name] as object)
+      .filter((method) => Reflect.hasMetadata(DISTRIBUTED_LOCK_METADATA, method));
   }
 }

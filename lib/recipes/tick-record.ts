@@ -1,0 +1,179 @@
+/**
+ * Once per tick: the record of the last tick a scheduled job ran, one small persistent node per job,
+ * overwritten by each run and claimed with a compare-and-set on its version, so that however many
+ * instances fire for one tick (and however far apart their clocks are), one of them runs it.
+ *
+ * The record lives at `<rootPath>/#ticks/<encoded resource>/<encoded job>`. `#` is a character
+ * encodeResource never leaves as it is, so no resource's lock can be there, and inspectAll (the CLI,
+ * the live view) leaves the folder out. A record is never deleted: there is one per job.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { InvalidOptionsError, shown, ZkLockError } from '../errors.js';
+import { encodeResource, pathPrefixes } from '../zookeeper/paths.js';
+import { createIfMissing, readNode } from '../zookeeper/session-retry.js';
+import { ZK_CODES, ZkConnectionLossError, ZkError } from '../zookeeper/zk-errors.js';
+import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
+import type { RecipeRuntime } from './recipe-runtime.js';
+
+/** The folder of the tick records, under rootPath. */
+export const TICKS_FOLDER = '#ticks';
+
+/** One tick of a scheduled job to claim (LockService.claimTick). */
+export interface TickClaim {
+  /**
+   * Names the job among those locking the same resource, so that two jobs sharing a lock keep
+   * separate records. `@DistributedLock` uses `Class.method`.
+   */
+  readonly job: string;
+  /**
+   * The schedule, as text (`cron 0 * * * * *`, `interval 60000`): a record written under another
+   * schedule (the expression changed between deployments) does not count as this tick run.
+   */
+  readonly schedule: string;
+  /**
+   * The tick, in ms since the epoch, as the caller computes it (for a cron job: the fire time that
+   * follows this run, the same on every instance whose clock is less than a period off). Absent:
+   * the tick is the window of `periodMs` on ZooKeeper's clock in which the claim is written.
+   * @default undefined (a window of periodMs on ZooKeeper's clock)
+   */
+  readonly tick?: number;
+  /**
+   * The length of a tick, in ms, when `tick` is absent (an interval job's period).
+   * @default undefined (required when tick is absent)
+   */
+  readonly periodMs?: number;
+}
+
+/** What a claim found: this caller runs the tick, or it already ran. */
+export interface TickClaimResult {
+  /** True when this caller claimed the tick and should run it. */
+  readonly claimed: boolean;
+  /** The tick claimed or found already run, in ms since the epoch. */
+  readonly tick: number;
+}
+
+/** What a record holds. */
+interface TickRecord {
+  readonly schedule: string;
+  readonly tick: number;
+  /** Who claimed it: host, pid, and a token unique to the claim (to recognise our own write after a lost reply). */
+  readonly host?: string;
+  readonly pid?: number;
+  readonly claim?: string;
+}
+
+/** Checks a claim. @throws InvalidOptionsError naming what to give */
+export function checkTickClaim(claim: TickClaim): void {
+  if (claim === null || typeof claim !== 'object') throw new InvalidOptionsError('claim', 'must be an object { job, schedule, tick } or { job, schedule, periodMs }');
+  if (typeof claim.job !== 'string' || claim.job.length === 0) throw new InvalidOptionsError('claim.job', `must be a non-empty string naming the job, got ${shown(claim.job)}`);
+  if (typeof claim.schedule !== 'string') throw new InvalidOptionsError('claim.schedule', `must be a string describing the schedule, got ${shown(claim.schedule)}`);
+  if (claim.tick !== undefined) {
+    if (!Number.isFinite(claim.tick)) throw new InvalidOptionsError('claim.tick', `must be a time in ms since the epoch, got ${shown(claim.tick)}`);
+    return;
+  }
+  const { periodMs } = claim;
+  if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
+    throw new InvalidOptionsError('claim.periodMs', `must be a positive number of ms when tick is not given, got ${shown(periodMs)}`);
+  }
+}
+
+/** The record's path. */
+export function tickRecordPath(rootPath: string, resource: string, job: string): string {
+  return `${rootPath}/${TICKS_FOLDER}/${encodeResource(resource)}/${encodeResource(job)}`;
+}
+
+/** Whether `tick` is later than the one recorded (a record of another schedule, or none, is no run). */
+export function isNewTick(record: Pick<TickRecord, 'schedule' | 'tick'> | undefined, schedule: string, tick: number): boolean {
+  return record === undefined || record.schedule !== schedule || tick > record.tick;
+}
+
+/** The start of the window of `periodMs` that `zkTimeMs` falls in: an interval job's tick. */
+export function windowStart(zkTimeMs: number, periodMs: number): number {
+  return Math.floor(zkTimeMs / periodMs) * periodMs;
+}
+
+/**
+ * Claims `claim`'s tick: reads the record and, when the tick is newer, writes it in a transaction
+ * that checks the version read, so of two claimants of one tick exactly one succeeds. A window of
+ * ZooKeeper's clock is learned first by writing the record unchanged and reading the time the
+ * server stamped on it. `stop` (the caller's lock signal) ends the retries through connection loss.
+ */
+export async function claimTick(runtime: RecipeRuntime, resource: string, claim: TickClaim, stop: AbortSignal): Promise<TickClaimResult> {
+  const path = tickRecordPath(runtime.rootPath, resource, claim.job);
+  const session = await runtime.sessions.session(stop);
+  const token = randomUUID();
+  for (;;) {
+    const node = await readNode(session, path, stop);
+    if (!node) {
+      for (const ancestor of pathPrefixes(path)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, runtime.acl);
+      continue;
+    }
+    const seen = await stampedTick(session, path, node, claim, stop);
+    if (!seen) continue; // another claimant wrote in between: read again
+    const { tick, version, record } = seen;
+    if (!isNewTick(record, claim.schedule, tick)) return { claimed: false, tick };
+    const data = Buffer.from(JSON.stringify({ schedule: claim.schedule, tick, host: hostname(), pid: process.pid, claim: token }));
+    const written = await writeIfVersion(session, path, version, data, stop);
+    if (written === 'written') return { claimed: true, tick };
+    if (written === 'unknown') {
+      // The reply was lost: the record says whether our write went through.
+      const after = await readNode(session, path, stop);
+      if (after && parseRecord(after.data)?.claim === token) return { claimed: true, tick };
+    }
+  }
+}
+
+/**
+ * The tick of this claim with the record's version to write over: the caller's tick, or, for a
+ * window of ZooKeeper's clock, the window of the time the server stamps on an unchanged rewrite of
+ * the record. Undefined when someone else wrote the record meanwhile.
+ */
+async function stampedTick(
+  session: ZkSessionApi,
+  path: string,
+  node: NodeData,
+  claim: TickClaim,
+  stop: AbortSignal,
+): Promise<{ tick: number; version: number; record: TickRecord | undefined } | undefined> {
+  const record = parseRecord(node.data);
+  if (claim.tick !== undefined) return { tick: claim.tick, version: node.stat.version, record };
+  if ((await writeIfVersion(session, path, node.stat.version, node.data, stop)) !== 'written') return undefined;
+  const stamped = await readNode(session, path, stop);
+  if (!stamped || stamped.stat.version !== node.stat.version + 1) return undefined;
+  const { mtime } = stamped.stat;
+  if (!mtime) throw new ZkLockError('ZooKeeper did not report the time of a write (mtime): an interval tick cannot be placed on its clock');
+  return { tick: windowStart(mtime.getTime(), claim.periodMs!), version: stamped.stat.version, record };
+}
+
+/** Writes the record if it is still at `version`: 'conflict' if it is not, 'unknown' if the reply was lost. */
+async function writeIfVersion(
+  session: ZkSessionApi,
+  path: string,
+  version: number,
+  data: Buffer,
+  stop: AbortSignal,
+): Promise<'written' | 'conflict' | 'unknown'> {
+  if (!session.connected) await session.whenConnected(stop);
+  try {
+    // Not retried blindly: the reply may be what was lost, and the caller reads the record to know.
+    await session.multi([{ op: 'check', path, version }, { op: 'setData', path, data }]);
+    return 'written';
+  } catch (error) {
+    if (error instanceof ZkConnectionLossError) return 'unknown';
+    if (error instanceof ZkError && error.code === ZK_CODES.BADVERSION) return 'conflict';
+    throw error;
+  }
+}
+
+/** The record in a node's data; undefined for an empty or foreign one (then any tick is new). */
+function parseRecord(data: Buffer): TickRecord | undefined {
+  if (data.length === 0) return undefined;
+  try {
+    const parsed = JSON.parse(data.toString('utf8')) as Partial<TickRecord> | null;
+    if (typeof parsed?.schedule !== 'string' || typeof parsed.tick !== 'number') return undefined;
+    return parsed as TickRecord;
+  } catch {
+    return undefined;
+  }
+}
