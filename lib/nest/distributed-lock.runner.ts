@@ -42,11 +42,12 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       // The record is named after the first resource; the lock makes the claim and the run one step.
       const resource = resources[0]!;
       let claimed: boolean;
+      const { signal } = handles[0]!;
       try {
-        ({ claimed } = await service.claimTick(resource, { job: spec.method, ...tick }, { signal: handles[0]!.signal }));
+        ({ claimed } = await service.claimTick(resource, { job: spec.method, ...tick }, { signal }));
       } catch (error) {
         await release();
-        throw error;
+        throw signal.aborted ? signal.reason : error; // the lock lost under the claim: its LockLostError says why
       }
       if (!claimed) {
         await release();

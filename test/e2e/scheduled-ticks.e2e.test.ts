@@ -1,0 +1,147 @@
+/**
+ * Scheduled jobs across processes whose clocks disagree: each instance of the tick app
+ * (build/test/support/tick-app/main.js, built by `npm run build:sample`) shifts its own `Date` by
+ * its own offset (the shifted-clock preload), as three hosts would be; one real ZooKeeper; the real
+ * @nestjs/schedule. Every job takes about a millisecond, so without oncePerTick an instance that fires
+ * later finds the lock free and runs the tick again (the controls show it).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+
+const MAIN = join(process.cwd(), 'build/test/support/tick-app/main.js');
+const PRELOAD = join(process.cwd(), 'build/test/support/shifted-clock.js');
+/** The clocks of the three instances, in ms from the real one (later hosts fire later). */
+const OFFSETS = [0, -300, -600];
+/** Whole seconds of runs looked at. */
+const SECONDS = 12;
+
+interface Run {
+  job: string;
+  instance: string;
+  /** Real time of the run, in ms since the epoch. */
+  at: number;
+}
+
+interface Instance {
+  name: string;
+  child: ChildProcess;
+}
+
+const runs: Run[] = [];
+
+function start(name: string, offset: number, env: Record<string, string>): Promise<Instance> {
+  const child = spawn(process.execPath, ['--import', PRELOAD, MAIN], {
+    env: { ...process.env, ...env, INSTANCE: name, CLOCK_OFFSET_MS: String(offset) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise<Instance>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const [word, job, instance, at] = line.split(' ');
+      if (word === 'ran') runs.push({ job: job!, instance: instance!, at: Number(at) });
+      if (line === `ready ${name}`) {
+        clearTimeout(timer);
+        resolve({ name, child });
+      }
+    });
+    child.once('exit', () => reject(new Error(`${name} exited during start-up`)));
+  });
+}
+
+/** Runs of `job` in each whole second of [from, from + SECONDS s), real clock. */
+function perSecond(job: string, from: number): number[] {
+  const counts = new Array<number>(SECONDS).fill(0);
+  for (const run of runs) {
+    const second = Math.floor((run.at - from) / 1000);
+    if (run.job === job && second >= 0 && second < SECONDS) counts[second]! += 1;
+  }
+  return counts;
+}
+
+describe('scheduled jobs on three instances with skewed clocks (0, -300, -600 ms): one run per tick', () => {
+  const zk = useZooKeeper();
+  const instances: Instance[] = [];
+  /** The first whole second (real clock, ms) after every instance was ready. */
+  let from = 0;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build:sample\` (npm test does)`);
+    const env = { ZK_CONNECT: zk.connectString };
+    // A long session for the counted jobs (a busy machine must not cost them their locks), a short
+    // one for the slow job, whose killed holder's lock goes with its session.
+    const ticks = { ...env, JOBS: 'ticks', ROOT_PATH: uniqueRoot('ticks'), SESSION_TIMEOUT_MS: '6000' };
+    const slow = { ...env, JOBS: 'slow', ROOT_PATH: uniqueRoot('slow'), SESSION_TIMEOUT_MS: '2000', SLOW_JOB_MS: '600' };
+    // All at once: the slow pair's kill test runs while the others' seconds are counted.
+    instances.push(
+      ...(await Promise.all([
+        ...OFFSETS.map((offset, i) => start(`t${i}`, offset, ticks)),
+        start('s0', 0, slow),
+        start('s1', -300, slow),
+      ])),
+    );
+    from = (Math.floor(Date.now() / 1000) + 1) * 1000;
+  }, 60_000);
+  afterAll(() => {
+    for (const { child } of instances) child.kill('SIGKILL');
+    // The figures, for the docs: runs per counted second of each job.
+    const jobs = [...new Set(runs.map((run) => run.job))].filter((job) => job !== 'slow').sort();
+    console.log(jobs.map((job) => `${job}: ${perSecond(job, from).join(' ')}`).join('\n'));
+  });
+
+  /** Waits until the counted seconds are over, and a second more for the late instances' runs. */
+  async function counted(): Promise<void> {
+    const end = from + SECONDS * 1000 + 1000;
+    if (Date.now() < end) await sleep(end - Date.now());
+  }
+
+  it('a holder killed mid-run: a later tick still runs, on the other instance', async () => {
+    const slow = instances.filter((instance) => instance.name.startsWith('s'));
+    await eventually(() => runs.some((run) => run.job === 'slow'), { what: 'a slow run', timeoutMs: 10_000 });
+    const victim = runs.find((run) => run.job === 'slow')!.instance;
+    const killedAt = Date.now();
+    slow.find((instance) => instance.name === victim)!.child.kill('SIGKILL'); // it is asleep in its 600 ms run
+    const survivor = slow.find((instance) => instance.name !== victim)!.name;
+    // Its lock goes with its session (2 s); the ticks after that run on the survivor.
+    await eventually(() => runs.some((run) => run.job === 'slow' && run.instance === survivor && run.at > killedAt), {
+      what: `a slow run on ${survivor} after ${victim} was killed`,
+      timeoutMs: 10_000,
+    });
+    const seconds = new Set(runs.filter((run) => run.job === 'slow').map((run) => Math.floor(run.at / 1000)));
+    expect(seconds.size).toBe(runs.filter((run) => run.job === 'slow').length); // never two runs in one second
+  });
+
+  it.each(['cron', 'cron-hold'])('@Cron every second (%s): every second runs exactly once', async (job) => {
+    await counted();
+    expect(perSecond(job, from)).toEqual(new Array<number>(SECONDS).fill(1));
+  });
+
+  it('@Cron control (oncePerTick: false): seconds run on several instances', async () => {
+    await counted();
+    const counts = perSecond('cron-control', from);
+    expect(counts.filter((n) => n > 1).length).toBeGreaterThan(SECONDS / 2);
+  });
+
+  it.each(['interval', 'interval-hold'])(
+    '@Interval(1000) (%s): one run per second of ZooKeeper\'s clock',
+    async (job) => {
+      await counted();
+      // A run is printed a few ms after its claim: one claimed at the very end of the second before
+      // `from`, or of the last second, may be counted in the next. Within the seconds, one each.
+      const counts = perSecond(job, from);
+      const total = counts.reduce((a, b) => a + b, 0);
+      expect(total, `runs per second: ${counts.join(' ')}`).toBeGreaterThanOrEqual(SECONDS - 1);
+      expect(total, `runs per second: ${counts.join(' ')}`).toBeLessThanOrEqual(SECONDS + 1);
+    },
+  );
+
+  it('@Interval control (oncePerTick: false): about one run per instance per second', async () => {
+    await counted();
+    const total = perSecond('interval-control', from).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(SECONDS * 2);
+  });
+});
