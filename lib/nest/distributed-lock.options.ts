@@ -60,7 +60,7 @@ export interface DistributedLockOptions extends LockKind {
    */
   holdAtLeastMs?: number;
   /**
-   * On a method scheduled with @nestjs/schedule's `@Cron` (a cron expression) or `@Interval`: run at
+   * On a method scheduled with `@nestjs/schedule`'s `@Cron` (a cron expression) or `@Interval`: run at
    * most once per tick across the cluster. The holder records the tick in ZooKeeper before the
    * method runs; an instance that gets the lock for a tick already recorded skips (a `skipped` event,
    * reason `ran-this-tick`). A cron tick is named by its fire time, an interval's by a window of its

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidOptionsError, type LockEvent, LockService, type ZkLockModuleOptions } from '../../lib/index.js';
+import { InvalidOptionsError, type LockEvent, LockService, type ZkConnection, type ZkLockModuleOptions } from '../../lib/index.js';
 import { LockMetrics } from '../../lib/metrics/index.js';
 import { tickRecordPath } from '../../lib/recipes/tick-record.js';
 import { childrenOf, eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
@@ -104,7 +104,7 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
     await taken!.release();
 
     const [c, d] = await services2('hold-lost');
-    const connection = (c as unknown as { connection: Parameters<typeof expireSession>[0] }).connection;
+    const connection = (c as unknown as { connection: ZkConnection }).connection;
     await (await c.acquire('jobs:lost', { holdAtLeastMs: 60_000 })).release();
     expect(await d.tryAcquire('jobs:lost')).toBeNull();
     await expireSession(connection);
