@@ -2,6 +2,7 @@ import { Observable, Subject } from 'rxjs';
 import { ReentrantHandle } from '../context/lock-context.js';
 import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
+import { ForwardingHandle } from '../recipes/forwarding-handle.js';
 import type { LockKind, LockMode } from '../recipes/lock-kind.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
@@ -289,38 +290,12 @@ function eventModeOf(kind: LockKind): LockMode | 'semaphore' {
 }
 
 /** The caller's handle while events are observed: the same lock, and its release is reported. */
-class ObservedHandle implements LockHandle {
+class ObservedHandle extends ForwardingHandle {
   constructor(
-    private readonly inner: LockHandle,
+    inner: LockHandle,
     private readonly released: () => void,
-  ) {}
-
-  get resource(): string {
-    return this.inner.resource;
-  }
-
-  get fencingToken(): string {
-    return this.inner.fencingToken;
-  }
-
-  get signal(): AbortSignal {
-    return this.inner.signal;
-  }
-
-  get releaseRequested(): AbortSignal {
-    return this.inner.releaseRequested;
-  }
-
-  get validUntil(): number {
-    return this.inner.validUntil;
-  }
-
-  isHeld(): boolean {
-    return this.inner.isHeld();
-  }
-
-  assertHeld(forMs?: number): void {
-    this.inner.assertHeld(forMs);
+  ) {
+    super(inner);
   }
 
   async release(): Promise<void> {

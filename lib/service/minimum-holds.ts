@@ -1,5 +1,6 @@
 import { LockLostError, LockNotHeldError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
+import { ForwardingHandle } from '../recipes/forwarding-handle.js';
 
 /**
  * `holdAtLeastMs`: a lock released before its minimum hold is over stays held until the end of it,
@@ -50,40 +51,26 @@ export class MinimumHolds {
 }
 
 /** The caller's handle of a lock with a minimum hold: released for the caller at once, for ZooKeeper at the deadline. */
-class MinimumHoldHandle implements LockHandle {
+class MinimumHoldHandle extends ForwardingHandle {
   private released = false;
 
   constructor(
-    private readonly inner: LockHandle,
+    inner: LockHandle,
     private readonly until: number,
     private readonly holds: MinimumHolds,
-  ) {}
-
-  get resource(): string {
-    return this.inner.resource;
+  ) {
+    super(inner);
   }
 
-  get fencingToken(): string {
-    return this.inner.fencingToken;
-  }
-
-  get signal(): AbortSignal {
-    return this.inner.signal;
-  }
-
-  get releaseRequested(): AbortSignal {
-    return this.inner.releaseRequested;
-  }
-
-  get validUntil(): number {
+  override get validUntil(): number {
     return this.released ? Number.NEGATIVE_INFINITY : this.inner.validUntil;
   }
 
-  isHeld(): boolean {
+  override isHeld(): boolean {
     return !this.released && this.inner.isHeld();
   }
 
-  assertHeld(forMs?: number): void {
+  override assertHeld(forMs?: number): void {
     if (this.released) throw new LockNotHeldError(this.resource);
     this.inner.assertHeld(forMs);
   }
