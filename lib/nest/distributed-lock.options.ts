@@ -63,9 +63,9 @@ export interface DistributedLockOptions extends LockKind {
    * On a method scheduled with `@nestjs/schedule`'s `@Cron` (a cron expression) or `@Interval`: run at
    * most once per tick across the cluster. The holder records the tick in ZooKeeper before the
    * method runs; an instance that gets the lock for a tick already recorded skips (a `skipped` event,
-   * reason `ran-this-tick`). A cron tick is named by its fire time, an interval's by a window of its
-   * period on ZooKeeper's clock. `false`: only the lock decides. `true` on a method with neither
-   * decorator fails at start-up.
+   * reason `ran-this-tick`). A cron tick is named by its fire time; an interval is due again when its
+   * period (less a tenth, at most 1 s) has passed on ZooKeeper's clock since the last run. `false`:
+   * only the lock decides. `true` on a method with neither decorator fails at start-up.
    * @default true on a method with `@Cron` or `@Interval`; nothing on others
    */
   oncePerTick?: boolean;

@@ -62,7 +62,7 @@ export function scheduleOf(method: object): MethodSchedule | undefined {
     const periodMs = (Reflect.getMetadata(SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: unknown } | undefined)?.timeout;
     if (typeof periodMs !== 'number' || !(periodMs > 0)) return undefined;
     const schedule = `interval ${periodMs}`;
-    // Interval timers are not aligned across instances: a tick is a window of ZooKeeper's clock.
+    // Interval timers are not aligned across instances: the period is measured on ZooKeeper's clock.
     return { decorator: '@Interval', periodMs, tick: () => ({ schedule, periodMs }) };
   }
   return undefined;

@@ -33,13 +33,16 @@ export interface TickClaim {
   readonly schedule: string;
   /**
    * The tick, in ms since the epoch, as the caller computes it (for a cron job: the fire time that
-   * follows this run, the same on every instance whose clock is less than a period off). Absent:
-   * the tick is the window of `periodMs` on ZooKeeper's clock in which the claim is written.
-   * @default undefined (a window of periodMs on ZooKeeper's clock)
+   * follows this run, the same on every instance whose clock is less than a period off): due when
+   * later than the one recorded. Absent: the tick is ZooKeeper's time of the claim, due when
+   * `periodMs` has passed on that clock since the last run.
+   * @default undefined (ZooKeeper's time, with periodMs)
    */
   readonly tick?: number;
   /**
-   * The length of a tick, in ms, when `tick` is absent (an interval job's period).
+   * When `tick` is absent, how long after the last run the next is due, in ms, on ZooKeeper's
+   * clock (an interval job's period), less a tenth of it, at most 1000 ms, for the instances' timers
+   * to jitter in (see intervalSlackMs).
    * @default undefined (required when tick is absent)
    */
   readonly periodMs?: number;
@@ -83,20 +86,28 @@ export function tickRecordPath(rootPath: string, resource: string, job: string):
   return `${rootPath}/${TICKS_FOLDER}/${encodeResource(resource)}/${encodeResource(job)}`;
 }
 
-/** Whether `tick` is later than the one recorded (a record of another schedule, or none, is no run). */
-export function isNewTick(record: Pick<TickRecord, 'schedule' | 'tick'> | undefined, schedule: string, tick: number): boolean {
-  return record === undefined || record.schedule !== schedule || tick > record.tick;
-}
-
-/** The start of the window of `periodMs` that `zkTimeMs` falls in: an interval job's tick. */
-export function windowStart(zkTimeMs: number, periodMs: number): number {
-  return Math.floor(zkTimeMs / periodMs) * periodMs;
+/**
+ * Whether a claim at `tick` is due: later than the tick recorded, or, with `periodMs`, at least the
+ * period (less intervalSlackMs) after it. A record of another schedule, or none, is no run.
+ */
+export function isDue(record: Pick<TickRecord, 'schedule' | 'tick'> | undefined, schedule: string, tick: number, periodMs?: number): boolean {
+  if (record === undefined || record.schedule !== schedule) return true;
+  return periodMs === undefined ? tick > record.tick : tick - record.tick >= periodMs - intervalSlackMs(periodMs);
 }
 
 /**
- * Claims `claim`'s tick: reads the record and, when the tick is newer, writes it in a transaction
- * that checks the version read, so of two claimants of one tick exactly one succeeds. A window of
- * ZooKeeper's clock is learned first by writing the record unchanged and reading the time the
+ * How much sooner than its period an interval job is due again, in ms: a tenth of the period, at
+ * most a second. The instance that ran fires again one period after its own run, give or take its
+ * timer's jitter and ZooKeeper's latency; without slack it could find itself a few ms short.
+ */
+export function intervalSlackMs(periodMs: number): number {
+  return Math.min(periodMs / 10, 1000);
+}
+
+/**
+ * Claims `claim`'s tick: reads the record and, when the tick is due, writes it in a transaction
+ * that checks the version read, so of two claimants of one tick exactly one succeeds. Without a
+ * tick, ZooKeeper's time is learned first by writing the record unchanged and reading the time the
  * server stamped on it. `stop` (the caller's lock signal) ends the retries through connection loss.
  */
 export async function claimTick(runtime: RecipeRuntime, resource: string, claim: TickClaim, stop: AbortSignal): Promise<TickClaimResult> {
@@ -112,7 +123,7 @@ export async function claimTick(runtime: RecipeRuntime, resource: string, claim:
     const seen = await stampedTick(session, path, node, claim, stop);
     if (!seen) continue; // another claimant wrote in between: read again
     const { tick, version, record } = seen;
-    if (!isNewTick(record, claim.schedule, tick)) return { claimed: false, tick };
+    if (!isDue(record, claim.schedule, tick, claim.periodMs)) return { claimed: false, tick };
     const data = Buffer.from(JSON.stringify({ schedule: claim.schedule, tick, host: hostname(), pid: process.pid, claim: token }));
     const written = await writeIfVersion(session, path, version, data, stop);
     if (written === 'written') return { claimed: true, tick };
@@ -125,9 +136,9 @@ export async function claimTick(runtime: RecipeRuntime, resource: string, claim:
 }
 
 /**
- * The tick of this claim with the record's version to write over: the caller's tick, or, for a
- * window of ZooKeeper's clock, the window of the time the server stamps on an unchanged rewrite of
- * the record. Undefined when someone else wrote the record meanwhile.
+ * The tick of this claim with the record's version to write over: the caller's tick, or the time
+ * the server stamps on an unchanged rewrite of the record. Undefined when someone else wrote the
+ * record meanwhile.
  */
 async function stampedTick(
   session: ZkSessionApi,
@@ -142,8 +153,8 @@ async function stampedTick(
   const stamped = await readNode(session, path, stop);
   if (!stamped || stamped.stat.version !== node.stat.version + 1) return undefined;
   const { mtime } = stamped.stat;
-  if (!mtime) throw new ZkLockError('ZooKeeper did not report the time of a write (mtime): an interval tick cannot be placed on its clock');
-  return { tick: windowStart(mtime.getTime(), claim.periodMs!), version: stamped.stat.version, record };
+  if (!mtime) throw new ZkLockError('ZooKeeper did not report the time of a write (mtime): an interval cannot be measured on its clock');
+  return { tick: mtime.getTime(), version: stamped.stat.version, record };
 }
 
 /** Writes the record if it is still at `version`: 'conflict' if it is not, 'unknown' if the reply was lost. */

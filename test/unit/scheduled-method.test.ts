@@ -13,7 +13,7 @@ import { ZkLockTestingModule } from '../../lib/testing/index.js';
 import { DISTRIBUTED_LOCK_METADATA } from '../../lib/nest/zk-lock.constants.js';
 import type { DistributedLockSpec } from '../../lib/nest/distributed-lock.options.js';
 import { adoptSchedule, scheduleOf, tickScheduleOf } from '../../lib/nest/scheduled-method.js';
-import { isNewTick, windowStart } from '../../lib/recipes/tick-record.js';
+import { intervalSlackMs, isDue } from '../../lib/recipes/tick-record.js';
 
 class Jobs {
   @Cron('*/5 * * * * *')
@@ -57,12 +57,10 @@ describe('the ticks of a scheduled method', () => {
     expect(scheduleOf(Jobs.prototype.daily)!.tick()).toMatchObject({ schedule: 'cron 0 30 2 * * * Asia/Tokyo' });
   });
 
-  it('places an interval tick on ZooKeeper\'s clock: the claim carries the period, not a time', () => {
+  it('measures an interval on ZooKeeper\'s clock: the claim carries the period, not a time', () => {
     const schedule = scheduleOf(Jobs.prototype.interval)!;
     expect(schedule.periodMs).toBe(2500);
     expect(schedule.tick()).toEqual({ schedule: 'interval 2500', periodMs: 2500 });
-    expect(windowStart(1_000_002_499, 2500)).toBe(1_000_000_000);
-    expect(windowStart(1_000_002_500, 2500)).toBe(1_000_002_500);
   });
 
   it('finds no ticks in a @Timeout, a @Cron of a Date, or an unscheduled method', () => {
@@ -80,12 +78,21 @@ describe('the ticks of a scheduled method', () => {
     expect(tickScheduleOf(interval)).toBeUndefined();
   });
 
-  it('counts a tick as new when it is later than the record, or the schedule changed', () => {
-    expect(isNewTick(undefined, 's', 1)).toBe(true);
-    expect(isNewTick({ schedule: 's', tick: 5 }, 's', 6)).toBe(true);
-    expect(isNewTick({ schedule: 's', tick: 5 }, 's', 5)).toBe(false);
-    expect(isNewTick({ schedule: 's', tick: 5 }, 's', 4)).toBe(false);
-    expect(isNewTick({ schedule: 'other', tick: 5 }, 's', 4)).toBe(true);
+  it('counts a cron tick as due when it is later than the record, or the schedule changed', () => {
+    expect(isDue(undefined, 's', 1)).toBe(true);
+    expect(isDue({ schedule: 's', tick: 5 }, 's', 6)).toBe(true);
+    expect(isDue({ schedule: 's', tick: 5 }, 's', 5)).toBe(false);
+    expect(isDue({ schedule: 's', tick: 5 }, 's', 4)).toBe(false);
+    expect(isDue({ schedule: 'other', tick: 5 }, 's', 4)).toBe(true);
+  });
+
+  it('counts an interval as due a period after the last run, less a tenth of it (at most 1 s)', () => {
+    expect(intervalSlackMs(1000)).toBe(100);
+    expect(intervalSlackMs(60_000)).toBe(1000);
+    const last = { schedule: 'interval 1000', tick: 50_000 };
+    expect(isDue(last, 'interval 1000', 50_899, 1000)).toBe(false);
+    expect(isDue(last, 'interval 1000', 50_900, 1000)).toBe(true);
+    expect(isDue(last, 'interval 1000', 49_000, 1000)).toBe(false); // a clock that went back
   });
 
   it('refuses a negative holdAtLeastMs and a oncePerTick that is not a boolean where the decorator is applied', () => {
