@@ -20,12 +20,15 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
   ) {}
 
   onModuleInit(): void {
-    const guarded = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
-      .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is object => typeof instance === 'object' && instance !== null && this.guardedMethods(instance).length > 0);
-    for (const instance of guarded) {
-      for (const method of this.guardedMethods(instance)) {
-        adoptSchedule(Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec, scheduleOf(method));
+    const guarded: object[] = [];
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance = wrapper.instance as unknown;
+      if (typeof instance !== 'object' || instance === null) continue;
+      const methods = this.guardedMethods(instance);
+      if (methods.length > 0) guarded.push(instance);
+      for (const method of methods) {
+        const spec = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec;
+        adoptSchedule(spec, scheduleOf(method, spec.method));
       }
     }
     lockServiceRegistry.start(this.locks, guarded);

@@ -39,24 +39,34 @@ type CronTimeClass = new (source: string, timeZone?: string | null, utcOffset?: 
 
 let cronTimeClass: CronTimeClass | undefined;
 
-function loadCronTime(): CronTimeClass {
+/** @throws InvalidOptionsError when `cron` cannot be loaded from where @nestjs/schedule is. */
+function loadCronTime(method: string): CronTimeClass {
   if (cronTimeClass) return cronTimeClass;
-  // From @nestjs/schedule's own place: the `cron` it fires jobs with, however the app's packages are laid out.
-  const schedule = resolveHere().require.resolve('@nestjs/schedule');
-  cronTimeClass = (createRequire(schedule)('cron') as { CronTime: CronTimeClass }).CronTime;
-  return cronTimeClass;
+  try {
+    // From @nestjs/schedule's own place: the `cron` it fires jobs with, however the app's packages are laid out.
+    const schedule = resolveHere().require.resolve('@nestjs/schedule');
+    cronTimeClass = (createRequire(schedule)('cron') as { CronTime: CronTimeClass }).CronTime;
+    return cronTimeClass;
+  } catch (error) {
+    throw new InvalidOptionsError(
+      '@DistributedLock oncePerTick',
+      `${method} has a @Cron, and its fire times are computed with the \`cron\` package @nestjs/schedule depends on, which ` +
+        `could not be loaded (${error instanceof Error ? error.message.split('\n')[0] : String(error)}): install @nestjs/schedule where ` +
+        'nestjs-zk-lock can resolve it, or give the method oncePerTick: false',
+    );
+  }
 }
 
 /**
  * The ticks of a method scheduled with `@Cron(expression)` or `@Interval(ms)`; undefined for any
  * other (a @Timeout runs once per instance, a @Cron of a Date once).
  */
-export function scheduleOf(method: object): MethodSchedule | undefined {
+export function scheduleOf(method: object, name = 'the method'): MethodSchedule | undefined {
   const type: unknown = Reflect.getMetadata(SCHEDULER_TYPE, method);
   if (type === CRON) {
     const options = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, method) as { cronTime?: unknown; timeZone?: string; utcOffset?: number | string } | undefined;
     if (typeof options?.cronTime !== 'string') return undefined;
-    return cronSchedule(options.cronTime, options.timeZone, options.utcOffset);
+    return cronSchedule(loadCronTime(name), options.cronTime, options.timeZone, options.utcOffset);
   }
   if (type === INTERVAL) {
     const periodMs = (Reflect.getMetadata(SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: unknown } | undefined)?.timeout;
@@ -68,8 +78,7 @@ export function scheduleOf(method: object): MethodSchedule | undefined {
   return undefined;
 }
 
-function cronSchedule(expression: string, timeZone: string | undefined, utcOffset: number | string | undefined): MethodSchedule {
-  const CronTime = loadCronTime();
+function cronSchedule(CronTime: CronTimeClass, expression: string, timeZone: string | undefined, utcOffset: number | string | undefined): MethodSchedule {
   const cronTime = new CronTime(expression, timeZone, utcOffset);
   const dates = cronTime.sendAt(CRON_DATES_SAMPLED).map((date) => date.toMillis());
   let periodMs = Infinity;

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { InvalidOptionsError, shown, ZkLockError } from '../errors.js';
 import { encodeResource, pathPrefixes } from '../zookeeper/paths.js';
 import { createIfMissing, readNode } from '../zookeeper/session-retry.js';
-import { ZK_CODES, ZkConnectionLossError, ZkError } from '../zookeeper/zk-errors.js';
+import { ZK_CODES, ZkConnectionLossError, ZkError, ZkNoNodeError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
 
@@ -172,7 +172,8 @@ async function writeIfVersion(
     return 'written';
   } catch (error) {
     if (error instanceof ZkConnectionLossError) return 'unknown';
-    if (error instanceof ZkError && error.code === ZK_CODES.BADVERSION) return 'conflict';
+    // Rewritten or deleted meanwhile: read it again.
+    if (error instanceof ZkNoNodeError || (error instanceof ZkError && error.code === ZK_CODES.BADVERSION)) return 'conflict';
     throw error;
   }
 }
