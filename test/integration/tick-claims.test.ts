@@ -96,6 +96,14 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
     await free!.release();
   });
 
+  it('holdAtLeastMs on withLock: the call returns when fn does, the lock stays held for the rest of the hold', async () => {
+    const [a, b] = await services2('hold-withlock');
+    expect(await a.withLock('jobs:w', () => 'done', { holdAtLeastMs: 60_000 })).toBe('done');
+    expect(await b.tryAcquire('jobs:w')).toBeNull();
+    await a.beforeApplicationShutdown();
+    expect(await b.tryAcquire('jobs:w')).not.toBeNull();
+  });
+
   it('holdAtLeastMs: shutdown ends the hold at once (no grace), and so does a lost session', async () => {
     const [a, b] = await services2('hold-end', { shutdownGraceMs: 60_000 });
     await (await a.acquire('jobs:shutdown', { holdAtLeastMs: 60_000 })).release();
