@@ -95,9 +95,11 @@ describe('the ticks of a scheduled method', () => {
     expect(isDue(last, 'interval 1000', 49_000, 1000)).toBe(false); // a clock that went back
   });
 
-  it('refuses a negative holdAtLeastMs and a oncePerTick that is not a boolean where the decorator is applied', () => {
+  it('refuses a negative holdAtLeastMs, a oncePerTick that is not a boolean and an unknown option where the decorator is applied', () => {
     expect(() => DistributedLock('x', { holdAtLeastMs: -1 })).toThrow(/holdAtLeastMs.*-1/);
     expect(() => DistributedLock('x', { oncePerTick: 'yes' as unknown as boolean })).toThrow(/oncePerTick/);
+    // ShedLock's name for holdAtLeastMs does nothing here: it is refused, not ignored.
+    expect(() => DistributedLock('x', { onBusy: 'skip', lockAtLeastFor: 600 } as never)).toThrow(/lockAtLeastFor is not an option; the options are .*holdAtLeastMs/);
   });
 });
 
