@@ -73,7 +73,7 @@ export function scheduleOf(method: object, name = 'the method'): MethodSchedule 
     if (typeof periodMs !== 'number' || !(periodMs > 0)) return undefined;
     const schedule = `interval ${periodMs}`;
     // Interval timers are not aligned across instances: the period is measured on ZooKeeper's clock.
-    return { decorator: '@Interval', periodMs, tick: () => ({ schedule, periodMs }) };
+    return { decorator: '@Interval', periodMs, tick: () => ({ schedule, periodMs, firedAt: performance.now() }) };
   }
   return undefined;
 }

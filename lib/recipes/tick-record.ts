@@ -46,6 +46,13 @@ export interface TickClaim {
    * @default undefined (required when tick is absent)
    */
   readonly periodMs?: number;
+  /**
+   * With `periodMs`: when the job fired, on `performance.now()`'s clock. The run is timed from then
+   * on ZooKeeper's clock (the stamp less the time since), so that a wait for the lock or a slow
+   * answer does not make a run look later than its timer fired, and the next one early.
+   * @default undefined (the run is timed from the claim)
+   */
+  readonly firedAt?: number;
 }
 
 /** What a claim found: this caller runs the tick, or it already ran. */
@@ -74,6 +81,9 @@ export function checkTickClaim(claim: TickClaim): void {
   if (claim.tick !== undefined) {
     if (!Number.isFinite(claim.tick)) throw new InvalidOptionsError('claim.tick', `must be a time in ms since the epoch, got ${shown(claim.tick)}`);
     return;
+  }
+  if (claim.firedAt !== undefined && !Number.isFinite(claim.firedAt)) {
+    throw new InvalidOptionsError('claim.firedAt', `must be a performance.now() reading, got ${shown(claim.firedAt)}`);
   }
   const { periodMs } = claim;
   if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
@@ -149,12 +159,16 @@ async function stampedTick(
 ): Promise<{ tick: number; version: number; record: TickRecord | undefined } | undefined> {
   const record = parseRecord(node.data);
   if (claim.tick !== undefined) return { tick: claim.tick, version: node.stat.version, record };
+  const sent = performance.now();
   if ((await writeIfVersion(session, path, node.stat.version, node.data, stop)) !== 'written') return undefined;
+  const answered = performance.now();
   const stamped = await readNode(session, path, stop);
   if (!stamped || stamped.stat.version !== node.stat.version + 1) return undefined;
   const { mtime } = stamped.stat;
   if (!mtime) throw new ZkLockError('ZooKeeper did not report the time of a write (mtime): an interval cannot be measured on its clock');
-  return { tick: mtime.getTime(), version: stamped.stat.version, record };
+  // The server stamped the write between its sending and its answer: halfway, as well as we can tell.
+  const sinceFired = claim.firedAt === undefined ? 0 : Math.max(0, (sent + answered) / 2 - claim.firedAt);
+  return { tick: mtime.getTime() - sinceFired, version: stamped.stat.version, record };
 }
 
 /** Writes the record if it is still at `version`: 'conflict' if it is not, 'unknown' if the reply was lost. */

@@ -60,7 +60,7 @@ describe('the ticks of a scheduled method', () => {
   it('measures an interval on ZooKeeper\'s clock: the claim carries the period, not a time', () => {
     const schedule = scheduleOf(Jobs.prototype.interval)!;
     expect(schedule.periodMs).toBe(2500);
-    expect(schedule.tick()).toEqual({ schedule: 'interval 2500', periodMs: 2500 });
+    expect(schedule.tick()).toEqual({ schedule: 'interval 2500', periodMs: 2500, firedAt: expect.any(Number) });
   });
 
   it('finds no ticks in a @Timeout, a @Cron of a Date, or an unscheduled method', () => {

@@ -4,13 +4,21 @@ import { Cron, Interval } from '@nestjs/schedule';
 import { DistributedLock } from '../../../lib/index.js';
 
 /**
- * The scheduled jobs of the tick app, each on its own lock: every second by @Cron and by @Interval,
- * with the defaults, with holdAtLeastMs, and without oncePerTick (the controls); and a slow one.
- * Each run prints `ran <job> <instance> <real ms>` (the real clock: performance's, which the shifted
- * Date of the preload does not move).
+ * When each job's lock was last asked for, by resource (the `requested` event's timestamp: this
+ * process's shifted clock, read when the scheduler called the method). main.ts fills it in.
+ */
+export const calledAt = new Map<string, number>();
+
+/**
+ * The scheduled jobs of the tick app, each on its own lock named after the job: every second by
+ * @Cron and by @Interval, with the defaults, with holdAtLeastMs, and without oncePerTick (the
+ * controls); and a slow one. Each run prints `ran <job> <instance> <real ms> <called ms>`: the real
+ * clock (performance's, which the shifted Date of the preload does not move), and this instance's
+ * clock when the scheduler called the method (which names the cron tick it ran for).
  */
 function ran(job: string): void {
-  process.stdout.write(`ran ${job} ${process.env.INSTANCE} ${Math.round(performance.timeOrigin + performance.now())}\n`);
+  const real = Math.round(performance.timeOrigin + performance.now());
+  process.stdout.write(`ran ${job} ${process.env.INSTANCE} ${real} ${calledAt.get(job) ?? ''}\n`);
 }
 
 const EVERY_SECOND = '* * * * * *';

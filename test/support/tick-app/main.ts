@@ -10,7 +10,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LockService, ZkLockModule } from '../../../lib/index.js';
-import { CronJobs, IntervalJobs, SlowJob } from './jobs.js';
+import { calledAt, CronJobs, IntervalJobs, SlowJob } from './jobs.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -31,6 +31,7 @@ const app = await NestFactory.createApplicationContext(TickAppModule, { logger: 
 app.enableShutdownHooks();
 await app.init();
 app.get(LockService).events$.subscribe((event) => {
+  if (event.type === 'requested') calledAt.set(event.resource, event.timestamp);
   if (event.type === 'skipped') process.stdout.write(`skipped ${event.resource} ${event.reason}\n`);
 });
 console.log(`ready ${env('INSTANCE')}`);
