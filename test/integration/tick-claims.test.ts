@@ -67,6 +67,14 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
     expect(short2.claimed).toBe(short2.tick - short1.tick >= 0.9);
   });
 
+  it('times an interval run from when its timer fired: the stamp less the time since', async () => {
+    const [a] = await services2('ticks-fired');
+    const fired = await a.claimTick('jobs:f', { job: 'J.f', schedule: 'interval', periodMs: 1, firedAt: performance.now() - 5_000 });
+    const now = await a.claimTick('jobs:f', { job: 'J.f', schedule: 'interval', periodMs: 1 });
+    expect(fired.claimed && now.claimed).toBe(true);
+    expect(now.tick - fired.tick).toBeGreaterThanOrEqual(5_000);
+  });
+
   it('refuses a claim without a tick or a period, and a negative holdAtLeastMs', async () => {
     const [a] = await services2('ticks-invalid');
     await expect(a.claimTick('jobs:x', { job: 'J', schedule: 's' })).rejects.toThrow(InvalidOptionsError);
