@@ -7,6 +7,7 @@ export type { AcquireOptions, LockPlacement, LockTarget } from './context/lock-r
 export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
+export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
   LockEvent,
@@ -20,6 +21,8 @@ export type {
   LockFailedEvent,
   LockLostEvent,
   LockReleaseRequestedEvent,
+  LockSkippedEvent,
+  LockSkipReason,
   LockConnectionEvent,
   LockSessionInfo,
 } from './events/lock-events.js';

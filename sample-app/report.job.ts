@@ -1,5 +1,4 @@
 import { appendFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Cron, CronExpression } from '@nestjs/schedule';
@@ -21,8 +20,5 @@ export class ReportJob {
   async report(): Promise<void> {
     const second = Math.floor(Date.now() / 1000);
     await appendFile(this.logFile, `${second} ${this.instance}\n`);
-    // Held well past the moment the other instances' timers fire for this tick, so they find the lock
-    // taken and skip; a job that finished in a millisecond would let a late instance run it again.
-    await sleep(200);
   }
 }

@@ -64,6 +64,14 @@ export interface AcquireOptions extends LockKind, LockPlacement {
    * @default undefined (not revocable: requests are not heard)
    */
   onReleaseRequest?: 'notify' | 'release';
+  /**
+   * The shortest hold, in ms from the grant: a lock released earlier stays held until then, in the
+   * background (the caller's `release()` resolves at once), so that instances whose clocks fire a
+   * scheduled job later find it busy (ShedLock's `lockAtLeastFor`). A lost session and shutdown
+   * end the hold as they end any other.
+   * @default 0 (released when the caller releases it)
+   */
+  holdAtLeastMs?: number;
 }
 
 /**
@@ -86,6 +94,8 @@ export interface LockRequest {
   readonly signal: AbortSignal | undefined;
   readonly owner: string | undefined;
   readonly onReleaseRequest: 'notify' | 'release' | undefined;
+  /** The shortest hold, in ms (0: none); kept by LockService, not by the context. */
+  readonly holdAtLeastMs: number;
 }
 
 /** What a LockService fills in when a caller does not say. */
@@ -113,6 +123,7 @@ export function checkRequest(resource: string, kind: LockKind & LockPlacement, o
     signal: options.signal,
     owner: options.owner,
     onReleaseRequest: validateReleaseMode(options.onReleaseRequest),
+    holdAtLeastMs: checkMs(options.holdAtLeastMs, 'holdAtLeastMs') ?? 0,
   };
 }
 

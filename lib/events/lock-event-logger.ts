@@ -53,6 +53,10 @@ export function describeLockEvent(event: LockEvent): string {
       return `${event.error.message} (held ${ms(event.holdMs)})`;
     case 'release-requested':
       return `Another service asked for ${lockOf(event)} to be released, after it was held ${ms(event.holdMs)}`;
+    case 'skipped':
+      return event.reason === 'busy'
+        ? `Skipped a run: ${lockOf(event)} is busy`
+        : `Skipped a run: this tick already ran under ${lockOf(event)}`;
   }
 }
 

@@ -2,7 +2,8 @@ import { Observable, Subject } from 'rxjs';
 import { ReentrantHandle } from '../context/lock-context.js';
 import { LockAbortedError, type LockLossReason, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
-import type { LockMode } from '../recipes/lock-kind.js';
+import { ForwardingHandle } from '../recipes/forwarding-handle.js';
+import type { LockKind, LockMode } from '../recipes/lock-kind.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 
@@ -98,6 +99,19 @@ export interface LockReleaseRequestedEvent extends LockEventTarget {
   readonly fencingToken: string;
 }
 
+/** Why a run was skipped: its lock was busy, or its scheduled tick already ran on some instance. */
+export type LockSkipReason = 'busy' | 'ran-this-tick';
+
+/**
+ * A run was skipped: a `@DistributedLock` method with `onBusy: 'skip'` found its lock busy, or a
+ * scheduled method found its tick already run (see `oncePerTick`). The method was not called and
+ * resolved undefined. Not an error.
+ */
+export interface LockSkippedEvent extends LockEventTarget {
+  readonly type: 'skipped';
+  readonly reason: LockSkipReason;
+}
+
 /** The ZooKeeper connection changed state (see ConnectionState). */
 export interface LockConnectionEvent {
   readonly type: 'connection';
@@ -118,6 +132,7 @@ export type LockEvent =
   | LockFailedEvent
   | LockLostEvent
   | LockReleaseRequestedEvent
+  | LockSkippedEvent
   | LockConnectionEvent;
 
 export type LockEventType = LockEvent['type'];
@@ -166,6 +181,13 @@ export class LockEvents {
     this.subject.next(event);
   }
 
+  /** A run skipped (see LockSkippedEvent); the event, also when no one listens (for the caller's log line). */
+  skipped(resource: string, kind: LockKind, owner: string | undefined, reason: LockSkipReason): LockSkippedEvent {
+    const event: LockSkippedEvent = { type: 'skipped', resource, mode: eventModeOf(kind), permits: kind.permits, owner, reason, timestamp: Date.now() };
+    if (this.observed) this.emit(event);
+    return event;
+  }
+
   connection(state: ConnectionState, sessionId: string): void {
     if (this.observed) this.emit({ type: 'connection', state, sessionId, timestamp: Date.now() });
   }
@@ -181,8 +203,7 @@ export class LockEvents {
     obtain: () => Promise<LockHandle | null>,
   ): Promise<LockHandle | null> {
     const { permits } = request.kind;
-    const mode = permits === undefined ? (request.kind.mode ?? 'exclusive') : 'semaphore';
-    const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode, permits, owner };
+    const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
     this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
     let handle: LockHandle | null;
@@ -263,39 +284,18 @@ export class LockEvents {
   }
 }
 
+/** How events name a kind of lock: its mode, or `'semaphore'` when it has permits. */
+function eventModeOf(kind: LockKind): LockMode | 'semaphore' {
+  return kind.permits === undefined ? (kind.mode ?? 'exclusive') : 'semaphore';
+}
+
 /** The caller's handle while events are observed: the same lock, and its release is reported. */
-class ObservedHandle implements LockHandle {
+class ObservedHandle extends ForwardingHandle {
   constructor(
-    private readonly inner: LockHandle,
+    inner: LockHandle,
     private readonly released: () => void,
-  ) {}
-
-  get resource(): string {
-    return this.inner.resource;
-  }
-
-  get fencingToken(): string {
-    return this.inner.fencingToken;
-  }
-
-  get signal(): AbortSignal {
-    return this.inner.signal;
-  }
-
-  get releaseRequested(): AbortSignal {
-    return this.inner.releaseRequested;
-  }
-
-  get validUntil(): number {
-    return this.inner.validUntil;
-  }
-
-  isHeld(): boolean {
-    return this.inner.isHeld();
-  }
-
-  assertHeld(forMs?: number): void {
-    this.inner.assertHeld(forMs);
+  ) {
+    super(inner);
   }
 
   async release(): Promise<void> {

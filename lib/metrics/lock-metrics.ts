@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
-import type { LockEvent, LockSessionInfo } from '../events/lock-events.js';
+import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-events.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 
 /** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */
@@ -57,6 +57,8 @@ export interface LockMetricsSnapshot {
   /** Acquires that failed with another error, by error name. */
   readonly failures: Readonly<Record<string, number>>;
   readonly lost: number;
+  /** Runs skipped (busy, or their tick already ran), by reason. */
+  readonly skipped: Readonly<Record<LockSkipReason, number>>;
   /** ZooKeeper sessions lost. */
   readonly sessionsLost: number;
   /** Locks the attached LockService holds now; undefined when none is attached. */
@@ -86,6 +88,8 @@ export class LockMetrics {
   private readonly aborted = new Counter('lock_aborted_total', "Acquires stopped by the caller's signal.");
   private readonly failures = new Counter('lock_failures_total', 'Acquires that failed with an error, by error name.');
   private readonly lost = new Counter('lock_lost_total', 'Held locks lost (session expired or lost, or taken away at shutdown).');
+  private readonly skipped = new Counter('lock_skipped_total', 'Runs skipped: their lock was busy, or their scheduled tick already ran (by reason).');
+  private readonly skippedByReason: Record<LockSkipReason, number> = { busy: 0, 'ran-this-tick': 0 };
   private readonly sessionsLost = new Counter('zk_session_lost_total', 'ZooKeeper sessions lost.', false);
   private readonly failuresByName = new Map<string, number>();
   private readonly wait: Histogram;
@@ -143,6 +147,9 @@ export class LockMetrics {
         return this.failures.inc(`${mode},error="${escapeLabel(event.errorName)}"`);
       case 'lost':
         return this.lost.inc(mode);
+      case 'skipped':
+        this.skippedByReason[event.reason] += 1;
+        return this.skipped.inc(`${mode},reason="${event.reason}"`);
       case 'requested':
       case 'release-requested':
         return;
@@ -159,6 +166,7 @@ export class LockMetrics {
       aborted: this.aborted.total(),
       failures: Object.fromEntries(this.failuresByName),
       lost: this.lost.total(),
+      skipped: { ...this.skippedByReason },
       sessionsLost: this.sessionsLost.total(),
       held: live?.heldLocks,
       sessionState: live ? gaugeState(live.state) : this.lastState,
@@ -171,7 +179,7 @@ export class LockMetrics {
   prometheus(): string {
     const live = this.source?.sessionInfo();
     const lines: string[] = [];
-    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.sessionsLost]) {
+    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.skipped, this.sessionsLost]) {
       counter.write(lines, this.prefix);
     }
     this.wait.write(lines, this.prefix);

@@ -8,6 +8,19 @@ import { validateLayout } from '../queue/layouts.js';
 import { validateReleaseMode } from '../context/lock-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 
+/** Every key of DistributedLockOptions. */
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof DistributedLockOptions>([
+  'mode',
+  'permits',
+  'layout',
+  'zkPath',
+  'onReleaseRequest',
+  'waitTimeoutMs',
+  'onBusy',
+  'holdAtLeastMs',
+  'oncePerTick',
+]);
+
 /**
  * Takes a distributed lock around a method: controller handlers (HTTP, RPC, WebSocket), provider
  * methods and `@Cron` jobs alike. The lock is released when the method's result settles; for an
@@ -15,16 +28,26 @@ import { validateZkPath } from '../zookeeper/paths.js';
  * returns a Promise (of the Observable or stream, if that is what it returns).
  *
  * The method is wrapped where it is declared, keeping its name and every reflect-metadata key, so
- * `@Cron`, Swagger and other decorators work stacked above or below it.
+ * `@Cron`, Swagger and other decorators work stacked above or below it. A `@Cron` or `@Interval`
+ * method runs at most once per tick across the cluster (see `oncePerTick`).
  */
 export function DistributedLock(resource: LockResource, options: DistributedLockOptions = {}): MethodDecorator {
   if (!(typeof resource === 'function' || (typeof resource === 'string' && resource.length > 0))) {
     throw new InvalidOptionsError('@DistributedLock resource', 'must be a non-empty string or a function of the method arguments');
   }
+  const unknown = Object.keys(options).filter((key) => !OPTION_NAMES.has(key));
+  if (unknown.length > 0) {
+    // A misspelt or foreign option (ShedLock's lockAtLeastFor) would otherwise do nothing, silently.
+    throw new InvalidOptionsError('@DistributedLock options', `${unknown.join(', ')} is not an option; the options are ${[...OPTION_NAMES].join(', ')}`);
+  }
   if (options.onBusy !== undefined && options.onBusy !== 'throw' && options.onBusy !== 'skip') {
     throw new InvalidOptionsError('@DistributedLock onBusy', `must be 'throw' or 'skip', got ${String(options.onBusy)}`);
   }
   checkMs(options.waitTimeoutMs, '@DistributedLock waitTimeoutMs', { max: Infinity });
+  checkMs(options.holdAtLeastMs, '@DistributedLock holdAtLeastMs');
+  if (options.oncePerTick !== undefined && typeof options.oncePerTick !== 'boolean') {
+    throw new InvalidOptionsError('@DistributedLock oncePerTick', `must be true or false, got ${String(options.oncePerTick)}`);
+  }
   validateLockKind(options, '@DistributedLock ');
   validateLayout(options.layout, '@DistributedLock layout');
   validateReleaseMode(options.onReleaseRequest, '@DistributedLock onReleaseRequest');

@@ -3,10 +3,13 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { LockService } from '../service/lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
+import type { DistributedLockSpec } from './distributed-lock.options.js';
+import { adoptSchedule, scheduleOf } from './scheduled-method.js';
 
 /**
  * At start-up, tells the registry which providers and controllers of this application have
- * @DistributedLock methods, so their calls use this application's LockService.
+ * @DistributedLock methods, so their calls use this application's LockService, and checks each
+ * method's tick options against its @Cron or @Interval (start-up fails with InvalidOptionsError).
  */
 @Injectable()
 export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutdown {
@@ -17,9 +20,17 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
   ) {}
 
   onModuleInit(): void {
-    const guarded = [...this.discovery.getProviders(), ...this.discovery.getControllers()]
-      .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is object => typeof instance === 'object' && instance !== null && this.hasGuardedMethod(instance));
+    const guarded: object[] = [];
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance = wrapper.instance as unknown;
+      if (typeof instance !== 'object' || instance === null) continue;
+      const methods = this.guardedMethods(instance);
+      if (methods.length > 0) guarded.push(instance);
+      for (const method of methods) {
+        const spec = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec;
+        adoptSchedule(spec, scheduleOf(method, spec.method));
+      }
+    }
     lockServiceRegistry.start(this.locks, guarded);
   }
 
@@ -27,11 +38,13 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
     lockServiceRegistry.stop(this.locks);
   }
 
-  private hasGuardedMethod(instance: object): boolean {
+  /** The instance's @DistributedLock methods (the wrappers, which carry every decorator's metadata). */
+  private guardedMethods(instance: object): object[] {
     const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
-    if (!prototype) return false;
+    if (!prototype) return [];
     return this.scanner
       .getAllMethodNames(prototype)
-      .some((name) => Reflect.hasMetadata(DISTRIBUTED_LOCK_METADATA, prototype[name] as object));
+      .map((name) => prototype[name] as object)
+      .filter((method) => Reflect.hasMetadata(DISTRIBUTED_LOCK_METADATA, method));
   }
 }

@@ -51,6 +51,24 @@ export interface DistributedLockOptions extends LockKind {
    * @default 'throw'
    */
   onBusy?: 'throw' | 'skip';
+  /**
+   * The shortest hold, in ms from the grant: when the method ends sooner, the lock stays held until
+   * then, released in the background (the caller does not wait). Instances whose clocks fire the
+   * same tick later find it busy (ShedLock's `lockAtLeastFor`). On a @Cron or @Interval method it
+   * must be shorter than the period. A lost session and shutdown end the hold.
+   * @default 0 (released when the method's result settles)
+   */
+  holdAtLeastMs?: number;
+  /**
+   * On a method scheduled with `@nestjs/schedule`'s `@Cron` (a cron expression) or `@Interval`: run at
+   * most once per tick across the cluster. The holder records the tick in ZooKeeper before the
+   * method runs; an instance that gets the lock for a tick already recorded skips (a `skipped` event,
+   * reason `ran-this-tick`). A cron tick is named by its fire time; an interval is due again when its
+   * period (less a tenth, at most 1 s) has passed on ZooKeeper's clock since the last run. `false`:
+   * only the lock decides. `true` on a method with neither decorator fails at start-up.
+   * @default true on a method with `@Cron` or `@Interval`; nothing on others
+   */
+  oncePerTick?: boolean;
 }
 
 /** What the decorator records on the method. */

@@ -7,6 +7,7 @@ import { runInLockContext } from '../context/lock-context.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { ownerLabel } from '../context/lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
+import { tickScheduleOf } from './scheduled-method.js';
 
 const logger = new Logger('ZkLock');
 
@@ -18,22 +19,42 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
   return runInLockContext(async () => {
     const service = lockServiceRegistry.serviceFor(instance, spec.method);
     const resources = resourcesOf(spec, args);
-    const skipWhenBusy = spec.options.onBusy === 'skip';
+    const { mode, permits, layout, onBusy, holdAtLeastMs, onReleaseRequest } = spec.options;
+    const skipWhenBusy = onBusy === 'skip';
     const waitTimeoutMs = spec.options.waitTimeoutMs ?? (skipWhenBusy ? 0 : undefined);
+    // Named when the call starts (a cron tick by the fire time that follows now), not after a wait.
+    const tick = tickScheduleOf(spec)?.tick();
     let handles: LockHandle[];
     try {
-      const { mode, permits, layout } = spec.options;
       const zkPath = zkPathOf(spec, args, resources);
       handles = await service.acquireAll(
         resources.map((resource) => ({ resource, mode, permits, layout, zkPath })),
-        { waitTimeoutMs, onReleaseRequest: spec.options.onReleaseRequest },
+        { waitTimeoutMs, onReleaseRequest, holdAtLeastMs },
       );
     } catch (error) {
       // Busy, or the application is stopping: a run that may be skipped is skipped.
+      if (skipWhenBusy && error instanceof LockTimeoutError) service.reportSkipped(error.resource, 'busy', { mode, permits });
       if (skipWhenBusy && (error instanceof LockTimeoutError || error instanceof LockServiceClosedError)) return undefined;
       throw error;
     }
     const release = releaseOnce(handles, spec);
+    if (tick) {
+      // The record is named after the first resource; the lock makes the claim and the run one step.
+      const resource = resources[0]!;
+      let claimed: boolean;
+      const { signal } = handles[0]!;
+      try {
+        ({ claimed } = await service.claimTick(resource, { job: spec.method, ...tick }, { signal }));
+      } catch (error) {
+        await release();
+        throw signal.aborted ? signal.reason : error; // the lock lost under the claim: its LockLostError says why
+      }
+      if (!claimed) {
+        await release();
+        service.reportSkipped(resource, 'ran-this-tick', { mode, permits });
+        return undefined;
+      }
+    }
     let result: unknown;
     try {
       result = call();

@@ -22,11 +22,13 @@ import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
-import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
+import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { RecipeTaker } from './recipe-taker.js';
 import { rejectOnThrow } from '../shared/promises.js';
-import { type LockEvent, LockEvents, type LockSessionInfo } from '../events/lock-events.js';
+import { type LockEvent, LockEvents, type LockSessionInfo, type LockSkipReason } from '../events/lock-events.js';
+import { checkTickClaim, claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
+import { MinimumHolds } from './minimum-holds.js';
 import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKind } from '../recipes/lock-kind.js';
 import type { InspectOptions } from '../recipes/inspect.js';
@@ -67,6 +69,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly events = new LockEvents();
   /** What to undo at shutdown: listeners on the connection and the event log. */
   private readonly detach: (() => void)[] = [];
+  /** Locks released by their callers before their holdAtLeastMs was over. */
+  private readonly holds = new MinimumHolds((error) => this.logger.warn(`Releasing a lock after its minimum hold failed: ${String(error)}`));
+  /** Whether lock events are logged (a skipped run is logged at debug level when they are not). */
+  private readonly logsEvents: boolean;
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
@@ -95,6 +101,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
     this.reentrantLocks = new ReentrantLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
+    this.logsEvents = logLevel !== undefined;
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
     if (logging) this.detach.push(() => logging.unsubscribe());
     const forgetState = this.connection.onStateChange((state, sessionId) => {
@@ -132,6 +139,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * them: their signal aborts with a LockLostError saying the application is stopping.
    */
   async beforeApplicationShutdown(): Promise<void> {
+    await this.holds.releaseAll(); // a minimum hold is not a holder still running: it gets no grace
     await this.shutdown.begin();
   }
 
@@ -278,6 +286,32 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return { ...overview, locks: overview.locks.map((lock) => this.recipes.withLocalWaiters(lock)) };
   }
 
+  /**
+   * Claims one tick of a scheduled job: resolves `{ claimed: true }` for the first caller of the
+   * cluster to claim it, which should then run the job, and `{ claimed: false }` for every later one.
+   * The last tick claimed is kept in one ZooKeeper node per job (`<rootPath>/#ticks/<resource>/<job>`),
+   * overwritten by each claim. `@DistributedLock` calls it for `@Cron` and `@Interval` methods; call
+   * it yourself, holding the job's lock, from a scheduled method that calls withLock.
+   * @throws InvalidOptionsError for a claim without a job, a schedule, or a tick or period.
+   */
+  claimTick(resource: string, claim: TickClaim, options: { signal?: AbortSignal } = {}): Promise<TickClaimResult> {
+    return rejectOnThrow(() => {
+      checkTickClaim(claim);
+      this.recipes.runtime.pathOf(resource); // a name that cannot be a lock cannot name a record either
+      return claimTick(this.recipes.runtime, resource, claim, options.signal ?? new AbortController().signal);
+    });
+  }
+
+  /**
+   * Reports a run that was skipped (a `skipped` event, the metric, and a debug log line when lock
+   * events are not logged otherwise): what `@DistributedLock` does when it skips; for code that
+   * skips runs itself.
+   */
+  reportSkipped(resource: string, reason: LockSkipReason, kind: LockKind = {}): void {
+    const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason);
+    if (!this.logsEvents) this.logger.debug(describeLockEvent(event));
+  }
+
   /** The ZooKeeper connection's state. */
   get connectionState(): ConnectionState | 'connecting' {
     return this.connection.state;
@@ -349,8 +383,17 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return [...byLock.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(({ request }) => request);
   }
 
-  /** The lock context answers, or takes a new lock from ZooKeeper; observed, when events are. */
+  /**
+   * The lock context answers, or takes a new lock from ZooKeeper; observed, when events are; held
+   * for at least holdAtLeastMs, when asked.
+   */
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+    const { holdAtLeastMs } = request;
+    const obtained = this.observedObtain(request, tryOnly);
+    return holdAtLeastMs > 0 ? obtained.then((handle) => handle && this.holds.wrap(handle, holdAtLeastMs)) : obtained;
+  }
+
+  private observedObtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     if (!this.events.observed) return this.reentrantLocks.obtain(request, tryOnly);
     const owner = request.owner ?? currentLockContext()?.owner;
     return this.events.observe(request, tryOnly, owner, () => this.reentrantLocks.obtain(request, tryOnly));

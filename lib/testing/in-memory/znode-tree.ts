@@ -20,6 +20,7 @@ interface ZNode {
   mzxid: number;
   pzxid: number;
   readonly ctime: Date;
+  mtime: Date;
   version: number;
   /** Children ever created (what sequence numbers count); a Stat reports creates plus deletes. */
   cversion: number;
@@ -128,6 +129,7 @@ export class ZNodeTree {
     node.data = Buffer.from(data);
     node.version += 1;
     node.mzxid = this.nextZxid();
+    node.mtime = new Date();
     this.fireWatches(path, 'changed');
   }
 
@@ -238,13 +240,15 @@ export class ZNodeTree {
   }
 
   private newNode(zxid: number, owner: string, container: boolean, data = Buffer.alloc(0), acl = OPEN_ACL): ZNode {
+    const now = new Date();
     return {
       data,
       acl,
       czxid: zxid,
       mzxid: zxid,
       pzxid: zxid,
-      ctime: new Date(),
+      ctime: now,
+      mtime: now,
       version: 0,
       cversion: 0,
       aversion: 0,
@@ -323,6 +327,7 @@ function statOf(node: ZNode): ZkStat {
     dataLength: node.data.length,
     ephemeralOwner: node.ephemeralOwner,
     ctime: node.ctime,
+    mtime: node.mtime,
   };
 }
 

@@ -1,0 +1,77 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable } from '@nestjs/common';
+import { Cron, Interval } from '@nestjs/schedule';
+import { DistributedLock } from '../../../lib/index.js';
+
+/**
+ * When each job's lock was last asked for, by resource (the `requested` event's timestamp: this
+ * process's shifted clock, read when the scheduler called the method). main.ts fills it in.
+ */
+export const calledAt = new Map<string, number>();
+
+/**
+ * The scheduled jobs of the tick app, each on its own lock named after the job: every second by
+ * @Cron and by @Interval, with the defaults, with holdAtLeastMs, and without oncePerTick (the
+ * controls); and a slow one. Each run prints `ran <job> <instance> <real ms> <called ms>`: the real
+ * clock (performance's, which the shifted Date of the preload does not move), and this instance's
+ * clock when the scheduler called the method (which names the cron tick it ran for).
+ */
+function ran(job: string): void {
+  const real = Math.round(performance.timeOrigin + performance.now());
+  process.stdout.write(`ran ${job} ${process.env.INSTANCE} ${real} ${calledAt.get(job) ?? ''}\n`);
+}
+
+const EVERY_SECOND = '* * * * * *';
+
+@Injectable()
+export class CronJobs {
+  @Cron(EVERY_SECOND)
+  @DistributedLock('cron', { onBusy: 'skip' })
+  plain(): void {
+    ran('cron');
+  }
+
+  @Cron(EVERY_SECOND)
+  @DistributedLock('cron-hold', { onBusy: 'skip', holdAtLeastMs: 400 })
+  held(): void {
+    ran('cron-hold');
+  }
+
+  @Cron(EVERY_SECOND)
+  @DistributedLock('cron-control', { onBusy: 'skip', oncePerTick: false })
+  control(): void {
+    ran('cron-control');
+  }
+}
+
+@Injectable()
+export class IntervalJobs {
+  @Interval(1000)
+  @DistributedLock('interval', { onBusy: 'skip' })
+  plain(): void {
+    ran('interval');
+  }
+
+  @Interval(1000)
+  @DistributedLock('interval-hold', { onBusy: 'skip', holdAtLeastMs: 400 })
+  held(): void {
+    ran('interval-hold');
+  }
+
+  @Interval(1000)
+  @DistributedLock('interval-control', { onBusy: 'skip', oncePerTick: false })
+  control(): void {
+    ran('interval-control');
+  }
+}
+
+/** Runs for SLOW_JOB_MS of real time after it prints, so that a test can kill its holder mid-run. */
+@Injectable()
+export class SlowJob {
+  @Cron(EVERY_SECOND)
+  @DistributedLock('slow', { onBusy: 'skip' })
+  async run(): Promise<void> {
+    ran('slow');
+    await sleep(Number(process.env.SLOW_JOB_MS ?? '600'));
+  }
+}
