@@ -11,6 +11,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { IncompatibleLockError, LockLostError, LockNotHeldError, LockUpgradeError } from '../errors.js';
 import type { HeldLock } from '../recipes/held-lock.js';
+import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
@@ -137,7 +138,7 @@ export class ReentrantLocks {
       if (shared.permits !== permits) {
         throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
       }
-      return ReentrantHandle.join(context, key, await waitShared(shared.lock, request), permits);
+      return ReentrantHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
     }
     const taking = this.takeNew(context, request, false) as Promise<HeldLock>;
     context.pending.set(key, { lock: taking, permits });
@@ -195,7 +196,7 @@ export class ReentrantLocks {
     for (const [key, entry] of context?.held ?? []) {
       const { lock } = entry;
       if (!key.startsWith(`${this.scope}:`) || lock.resource !== resource || !lock.isHeld()) continue;
-      if (zkPath !== undefined && lock.path.slice(0, lock.path.lastIndexOf('/')) !== zkPath) continue;
+      if (zkPath !== undefined && !isNodeAt(lock.path, zkPath)) continue;
       if (key.startsWith(`${this.scope}:write:`)) return lock;
       found ??= lock;
     }
@@ -227,11 +228,27 @@ export class ReentrantLocks {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
-      return ReentrantHandle.join(context, key, entry.lock, entry.permits);
+      return ReentrantHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits);
     }
     if (slot === 'write' && context.live(this.scope, 'read', lockId)) throw new LockUpgradeError(resource);
     return undefined;
   }
+}
+
+/**
+ * A joined holder shares the context's lock, and so the way it hears release requests, which was
+ * set when the lock was taken: one that asks for another way is refused rather than left unheard.
+ * @throws IncompatibleLockError
+ */
+function sameReleaseMode(lock: HeldLock, request: LockRequest): HeldLock {
+  const asked = request.onReleaseRequest;
+  if (asked === undefined || lock.releaseMode === asked) return lock;
+  const held = lock.releaseMode === undefined ? 'without onReleaseRequest' : `with onReleaseRequest: '${lock.releaseMode}'`;
+  throw new IncompatibleLockError(
+    request.resource,
+    `this context holds it ${held}, and a holder that joins it shares that lock; give onReleaseRequest: '${asked}' to the ` +
+      'first acquire of the context (the decorator or the outer withLock), or leave it out here',
+  );
 }
 
 /** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
@@ -339,4 +356,13 @@ export class ReentrantHandle implements LockHandle {
       throw error;
     }
   }
+}
+
+/**
+ * Whether a holder's node is one of the lock at `zkPath`: a child of it, or a lease of Curator's
+ * semaphore there, which keeps its leases in `<zkPath>/leases`.
+ */
+function isNodeAt(node: string, zkPath: string): boolean {
+  const parent = node.slice(0, node.lastIndexOf('/'));
+  return parent === zkPath || parent === LEASE_POOLS.curator.leasesPath(zkPath);
 }

@@ -60,7 +60,9 @@ export interface AcquireOptions extends LockKind, LockPlacement {
    * `'notify'`: the handle's `releaseRequested` signal aborts and the holder decides; `'release'`:
    * the lock is released at once and its `signal` aborts (LockLostError, reason `revoked`), so the
    * next holder may start before this one stops (guard writes with the fencing token). A holder
-   * whose node is deleted by a forced request learns it lost the lock either way.
+   * whose node is deleted by a forced request learns it lost the lock either way. A downgraded read
+   * is revocable on its own. A holder that joins a lock its context holds shares that lock's
+   * setting: asking for another one is refused (IncompatibleLockError).
    * @default undefined (not revocable: requests are not heard)
    */
   onReleaseRequest?: 'notify' | 'release';

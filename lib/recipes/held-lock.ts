@@ -104,6 +104,11 @@ export class HeldLock implements LockHandle {
     });
   }
 
+  /** How this holder hears a release request (`watchForRelease`), or undefined: it does not. */
+  get releaseMode(): 'notify' | 'release' | undefined {
+    return this.requests?.watch ? this.requests.mode : undefined;
+  }
+
   /** The session the lock node lives in (a downgrade read must be taken in the same one). */
   get session(): ZkSessionApi {
     return this.grant.session;

@@ -45,7 +45,12 @@ export class RecipeTaker implements LockTaker {
     return rejectOnThrow(() => {
       const { recipes, shutdown } = this;
       const data = this.nodeData(owner);
-      if (under) return recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
+      if (under) {
+        const { onReleaseRequest } = request;
+        const read = recipes.downgrade(under, { signal: request.signal, data, onEnd: shutdown.forget });
+        // Revocable as any other lock: a request written into the read's node reaches this holder.
+        return onReleaseRequest ? read.then((lock) => (lock.watchForRelease(onReleaseRequest), lock)) : read;
+      }
       const recipe = recipes.recipeFor(request.kind, request.layout, request.onReleaseRequest !== undefined);
       const options = {
         waitTimeoutMs: request.waitTimeoutMs,

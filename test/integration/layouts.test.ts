@@ -190,6 +190,20 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     expect(await childrenOf(observer, zkPath)).toEqual([]);
   });
 
+  it('heldLock(label, { zkPath }) finds a semaphore lease taken at a zkPath in either layout (Curator keeps its leases in <zkPath>/leases)', async () => {
+    const rootPath = uniqueRoot('layout-held-sem');
+    const { locks } = await app(rootPath);
+    for (const layout of ['curator', 'kazoo'] as const) {
+      const zkPath = `${rootPath}-svc/pool-${layout}`;
+      await inContext(async () => {
+        const lease = await locks.acquire('pool', { zkPath, permits: 2, layout });
+        expect(locks.heldLock('pool', { zkPath })?.fencingToken, layout).toBe(lease.fencingToken);
+        expect(locks.heldLock('pool', { zkPath: `${zkPath}-other` }), layout).toBeUndefined();
+        await lease.release();
+      });
+    }
+  });
+
   for (const layout of ['curator', 'kazoo'] as const) {
     it(`${layout} layout semaphore: at most \`permits\` leases in the ${layout === 'curator' ? "InterProcessSemaphoreV2's leases/" : "kazoo Semaphore's"} pool, the next waiter in when one goes, nothing left after`, async () => {
       const rootPath = uniqueRoot(`layout-sem-${layout}`);

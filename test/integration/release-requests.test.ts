@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   DistributedLock,
+  IncompatibleLockError,
   type LockEvent,
   LockLostError,
   LockReleaseRequestedError,
@@ -111,6 +112,42 @@ describe('release requests: revocable holders, requestRelease and forced release
         await write.release();
       });
     }
+  });
+
+  it('a downgraded read taken with onReleaseRequest hears a release request', async () => {
+    const rootPath = uniqueRoot('release-downgrade-read');
+    const [a, c] = await Promise.all([app(rootPath), app(rootPath)]);
+    await runInNewLockContext(async () => {
+      const write = await a.acquire('doc', { mode: 'write' });
+      const read = await a.acquire('doc', { mode: 'read', waitTimeoutMs: 0, onReleaseRequest: 'notify' });
+      await write.release(); // the read holds on alone
+      const told = aborted(read.releaseRequested);
+      const result = await c.requestRelease('doc');
+      expect(result.requested).toHaveLength(1);
+      expect(await told).toBeInstanceOf(LockReleaseRequestedError);
+      expect(read.isHeld()).toBe(true); // 'notify': the holder decides
+      await read.release();
+    });
+  });
+
+  it('a holder that joins the context\'s lock asking for another onReleaseRequest is refused, saying where to set it', async () => {
+    const rootPath = uniqueRoot('release-join');
+    const a = await app(rootPath);
+    await runInNewLockContext(async () => {
+      const outer = await a.acquire('doc');
+      await expect(a.acquire('doc', { onReleaseRequest: 'notify' })).rejects.toThrow(
+        /holds it without onReleaseRequest.*give onReleaseRequest: 'notify' to the first acquire of the context/,
+      );
+      const plain = await a.acquire('doc'); // no wish of its own: joins as before
+      await plain.release();
+      await outer.release();
+      const revocable = await a.acquire('doc', { onReleaseRequest: 'release' });
+      await expect(a.acquire('doc', { onReleaseRequest: 'notify' })).rejects.toBeInstanceOf(IncompatibleLockError);
+      const same = await a.acquire('doc', { onReleaseRequest: 'release' });
+      expect(same.fencingToken).toBe(revocable.fencingToken);
+      await same.release();
+      await revocable.release();
+    });
   });
 
   it("@DistributedLock({ onReleaseRequest: 'release' }): a request aborts the running method's lock signal and frees the lock for the next caller", async () => {
