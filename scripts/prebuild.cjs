@@ -3,8 +3,8 @@
  * Puts the prebuilt addons into a package: <package>/native/prebuilds/<platform>-<arch>/zk_native.node,
  * with zk_native.json beside each saying what it needs (see native/prebuilt.cjs):
  * - linux-x64: the build in this repository (native/build/Release/zk_native.node), checked to load;
- * - linux-arm64: cross-built by scripts/cross-build.cjs (native/cross/linux-arm64/, reused when up to
- *   date; it installs the cross compiler when missing and running as root, or says what to run),
+ * - linux-arm64: cross-built by scripts/cross-build.cjs (kept in ~/.cache/nestjs-zk-lock/cross/ under a
+ *   hash of its sources; it installs the cross compiler when missing and running as root, or says what to run),
  *   checked to be an aarch64 Node-API addon (it is run under qemu-user by the version check).
  * Runs at pack time (`prepack`; the packaging test calls it on its staging copy), and only on
  * linux-x64 with glibc: a tarball packed elsewhere ships no prebuilt binary, and its users build
