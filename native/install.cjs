@@ -18,7 +18,8 @@
  * tools a build needs (python3, make, a C and a C++ compiler) before starting, and when one is
  * missing says exactly what to install. NESTJS_ZK_LOCK_BUILD_ADDON=1 builds from source even when the
  * prebuilt binary would do. The library does not need this script to have run when a prebuilt
- * binary fits (it finds it itself). Required as a module (the tests), it only exports its decision.
+ * binary fits (it finds it itself). Required as a module (the tests, scripts/cross-build.cjs), it only
+ * exports its decision and helpers.
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
