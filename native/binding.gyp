@@ -1,10 +1,11 @@
 # nestjs-zk-lock's native addon (src/zk_native.cpp), on Node-API (node-addon-api, NAPI_VERSION 8: one
 # build loads in every Node.js version the package supports), linked against the ZooKeeper C client
-# that native/install.cjs builds into c-client/ first (from the zookeeper package's sources), then runs this.
+# that native/c-client.cjs builds into c-client/ first (from native/zookeeper-client-c.tar.gz); native/install.cjs
+# then runs this (scripts/cross-build.cjs does the same for linux-arm64 in native/cross/linux-arm64/).
 {
   "variables": {
     "zk_client_dir": "<(module_root_dir)/c-client",
-    # 1 when install.cjs built the C client with TLS (see its TLS comment): the addon is then compiled
+    # 1 when c-client.cjs built the C client with TLS (see its TLS comment): the addon is then compiled
     # with HAVE_OPENSSL_H against Node's own OpenSSL headers (node-gyp puts <nodedir>/include/node on
     # the include path) and, on purpose, NOT linked with -lssl/-lcrypto: SSL_* stay undefined here
     # and resolve at load time from the OpenSSL the node executable carries and exports.

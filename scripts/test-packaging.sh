@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs nestjs-zk-lock as `npm publish` would ship it (with the prebuilt addon for linux-x64 that
-# `prepack` adds: scripts/prebuild.cjs), installs the tarball into three apps made
+# Packs nestjs-zk-lock as `npm publish` would ship it (with the prebuilt addons for linux-x64 and
+# linux-arm64 that `prepack` adds: scripts/prebuild.cjs), installs the tarball into three apps made
 # from test/packaging/ (Nest 12 with ES modules; Nest 11 with CommonJS and TypeScript's node10
 # resolution; nest11-cli, exactly as `@nestjs/cli@11 new` generates it plus a module import and two
 # specs), and checks that they type-check, start on one real ZooKeeper, serialise concurrent HTTP
@@ -9,17 +9,17 @@
 # `npm run test:e2e` with supertest on the real ZooKeeper). nest11-cli is also built with
 # `nest build -b swc` and started; and import and require of the package in one process must give one
 # module instance (support/dual-load.mjs).
-# How each app gets the addon: nest12-esm installs with no compiler, make or python3 on its PATH and
-# the zookeeper package's install script denied ("allowScripts": { "zookeeper": false }, as the
-# README says), so nothing may compile: it must run on the prebuilt binary. nest11-cjs forces a build
-# from source (NESTJS_ZK_LOCK_BUILD_ADDON=1: the fallback for platforms without a prebuilt binary).
-# nest11-cli installs with npm's defaults (the zookeeper package builds its own addon; ours uses the
-# prebuilt binary).
+# How each app gets the addon: nest12-esm installs as the README says (`npm install`, npm's defaults,
+# no allowScripts) with no compiler, make or python3 on its PATH, so nothing may compile: it must run
+# on the prebuilt binary. nest11-cjs forces a build from source (NESTJS_ZK_LOCK_BUILD_ADDON=1: the
+# fallback for platforms without a prebuilt binary), with --strict-allow-scripts. nest11-cli installs
+# with npm's defaults and the machine's compilers (ours uses the prebuilt binary).
 #
 # Needs: Node >= 20.19, Java and the ZooKeeper jar (scripts/ensure-zookeeper.sh), the npm registry
 # (or a warm npm cache; the three installs share npm's cache, and each try of one is bounded to
 # PACKAGING_INSTALL_BOUND seconds, default 300, then tried once more: scripts/lib/registry.sh), and a C++ toolchain (the repository's build of the addon is the prebuilt
-# binary; nest11-cjs builds one from source).
+# binary; nest11-cjs builds one from source) and Debian's aarch64 cross compiler (the linux-arm64 one:
+# scripts/ensure-arm64-tools.sh).
 # KEEP_PACKAGING_DIR=1 keeps the temp directory (apps, logs) after a passing run; a failing run keeps it.
 set -euo pipefail
 
@@ -78,10 +78,12 @@ cp "$repo/package.json" "$stage/"
 for extra in README.md CHANGELOG.md LICENSE LICENSE.md; do
   [ -f "$repo/$extra" ] && cp "$repo/$extra" "$stage/"
 done
-# The native addon's sources and install script (never a build of it: that is made at install).
+# The native addon's sources and install script, the C client's sources (never a build: that is made at install).
 mkdir -p "$stage/native"
-cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/prebuilt.cjs" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
-# What `prepack` adds: the repository's build as the prebuilt binary for linux-x64 (glibc), checked to load.
+cp -R "$repo/native/binding.gyp" "$repo/native/install.cjs" "$repo/native/prebuilt.cjs" "$repo/native/c-client.cjs" \
+  "$repo/native/zookeeper-client-c.tar.gz" "$repo/native/src" "$repo/native/LICENSE-node-zookeeper" "$stage/native/"
+# What `prepack` adds: the repository's build as the prebuilt binary for linux-x64 (glibc), checked to
+# load, and the cross-built one for linux-arm64.
 run_logged "scripts/prebuild.cjs" "$work/prebuild.log" node "$repo/scripts/prebuild.cjs" "$stage"
 cat "$work/prebuild.log"
 prebuilt=
@@ -102,7 +104,7 @@ tarball=$work/$tarball
 [ -f "$tarball" ] || fail "npm pack reported $tarball, which does not exist"
 node "$fixtures/support/check-tarball.mjs" "$work/pack.json" "$stage" || fail "the tarball's contents are wrong (see above)"
 
-step "create the apps and install the tarball (in parallel: nest12-esm with no compiler on its PATH, nest11-cjs building the addon from source, nest11-cli with npm's defaults)"
+step "create the apps and install the tarball (in parallel: nest12-esm as the README says with no compiler on its PATH, nest11-cjs building the addon from source, nest11-cli with npm's defaults)"
 # A PATH for an install on a machine with no build tools: node, npm and sh, and nothing else.
 nocc=$work/no-compiler-bin
 mkdir -p "$nocc"
@@ -116,20 +118,22 @@ for app in nest12-esm nest11-cjs; do
   cp -R "$fixtures/$app" "$work/$app"
   rm -rf "$work/$app/node_modules" "$work/$app/dist"
   cp "$fixtures/support/zk-server.mjs" "$work/$app/"
-  # npm matches a package installed from a tarball by its resolved path, not by name (the fixtures'
-  # "nestjs-zk-lock": true is what an install from the registry needs), so the path is added here.
-  node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1); const app = JSON.parse(fs.readFileSync(file, "utf8"));
-    app.allowScripts["file:" + tarball] = true; fs.writeFileSync(file, JSON.stringify(app, null, 2) + "\n");' "$work/$app/package.json" "$tarball"
-  # --strict-allow-scripts: the app's allowScripts entries must be what lets (or keeps) each script run.
   # --foreground-scripts: npm shows the install script's output, so the log says what it did.
-  install=(npm install --no-audit --no-fund --prefer-offline --strict-allow-scripts --foreground-scripts "$tarball")
+  install=(npm install --no-audit --no-fund --prefer-offline --foreground-scripts "$tarball")
   if [ "$app" = nest12-esm ] && [ -n "$prebuilt" ]; then
-    # No compiler: only $nocc on the PATH, and no compiler variables either.
+    # As the README says, with npm's defaults (no allowScripts in the app), and no compiler: only
+    # $nocc on the PATH, and no compiler variables either.
     (cd "$work/$app" && registry_run "npm install in $app" "$install_bound" "$work/$app-install.log" \
       "cd $work/$app && PATH=$nocc ${install[*]}" \
       env -u CC -u CXX -u PYTHON -u npm_config_python PATH="$nocc" "${install[@]}") &
   else
-    # nest11-cjs builds from source, as on a platform without a prebuilt binary.
+    # nest11-cjs builds from source, as on a platform without a prebuilt binary. npm matches a package
+    # installed from a tarball by its resolved path, not by name (the fixture's "nestjs-zk-lock": true
+    # is what an install from the registry needs), so the path is added; --strict-allow-scripts: the
+    # app's allowScripts entry must be what lets the script run.
+    node -e 'const fs = require("fs"); const [file, tarball] = process.argv.slice(1); const app = JSON.parse(fs.readFileSync(file, "utf8"));
+      app.allowScripts["file:" + tarball] = true; fs.writeFileSync(file, JSON.stringify(app, null, 2) + "\n");' "$work/$app/package.json" "$tarball"
+    install+=(--strict-allow-scripts)
     (cd "$work/$app" && registry_run "npm install in $app" "$install_bound" "$work/$app-install.log" \
       "cd $work/$app && ${install[*]}" \
       env NESTJS_ZK_LOCK_BUILD_ADDON=$([ "$app" = nest11-cjs ] && echo 1) "${install[@]}") &
@@ -153,7 +157,7 @@ for i in 0 1 2; do
 done
 if [ ${#failed_installs[@]} -gt 0 ]; then
   ! grep -q ESTRICTALLOWSCRIPTS "$work"/*-install.log ||
-    echo "(ESTRICTALLOWSCRIPTS means the app's package.json lacks an \"allowScripts\" entry for zookeeper or nestjs-zk-lock)" >&2
+    echo "(ESTRICTALLOWSCRIPTS means the app's package.json lacks an \"allowScripts\" entry for nestjs-zk-lock)" >&2
   fail "npm install failed in ${failed_installs[*]}: see the line for each above, which says what to run"
 fi
 for app in "${apps[@]}"; do
@@ -174,10 +178,9 @@ for app in "${apps[@]}"; do
     fi
     how="prebuilt addon, nothing compiled"
   fi
+  # No other package's install script compiles anything: the C client's sources come with ours.
+  [ ! -e "$dir/node_modules/zookeeper" ] || fail "$app: the zookeeper package got installed, but nestjs-zk-lock ships the C client's sources itself"
   if [ "$app" = nest12-esm ] && [ -n "$prebuilt" ]; then
-    # Denied: the zookeeper package's own addon build did not run (its C sources are still there).
-    [ ! -e "$dir/node_modules/zookeeper/build" ] || fail "nest12-esm: the zookeeper package's install script ran although allowScripts denies it"
-    [ -f "$dir/node_modules/zookeeper/deps/zookeeper-client-c.tar.gz" ] || fail "nest12-esm: the zookeeper package's C sources are missing"
     ! grep -qiE 'gyp|g\+\+|configure' "$work/$app-install.log" || { show_log "$work/$app-install.log"; fail "nest12-esm: the install log shows a build step"; }
     how="$how, installed with no python3, make or compiler on the PATH; $(grep -m1 '^nestjs-zk-lock: ' "$work/$app-install.log")"
   fi

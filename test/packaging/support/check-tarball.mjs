@@ -25,21 +25,21 @@ for (const target of targets) {
   if (!files.has(path)) problems.push(`package.json names ${target}, which is not in the tarball`);
 }
 // dist/package.json marks the build CommonJS (the package itself is "type": "module").
-for (const required of ['README.md', 'CHANGELOG.md', 'package.json', 'dist/package.json', 'native/binding.gyp', 'native/install.cjs', 'native/prebuilt.cjs', 'native/src/zk_native.cpp', 'native/LICENSE-node-zookeeper']) {
+for (const required of ['README.md', 'CHANGELOG.md', 'package.json', 'dist/package.json', 'native/binding.gyp', 'native/install.cjs', 'native/prebuilt.cjs', 'native/c-client.cjs', 'native/zookeeper-client-c.tar.gz', 'native/src/zk_native.cpp', 'native/LICENSE-node-zookeeper']) {
   if (!files.has(required)) problems.push(`${required} is missing`);
 }
-// Packed on linux-x64 with glibc (scripts/prebuild.cjs runs only there), the tarball ships that
-// platform's prebuilt addon and its description; packed elsewhere, no prebuilt binary at all.
+// Packed on linux-x64 with glibc (scripts/prebuild.cjs runs only there), the tarball ships the
+// prebuilt addons for linux-x64 and linux-arm64 and their descriptions; packed elsewhere, none.
 const linuxGlibcX64 = process.platform === 'linux' && process.arch === 'x64' && Boolean(process.report?.getReport().header.glibcVersionRuntime);
-const prebuilt = ['native/prebuilds/linux-x64/zk_native.node', 'native/prebuilds/linux-x64/zk_native.json'];
+const prebuilt = ['linux-x64', 'linux-arm64'].flatMap((key) => [`native/prebuilds/${key}/zk_native.node`, `native/prebuilds/${key}/zk_native.json`]);
 if (linuxGlibcX64) {
-  for (const required of prebuilt) if (!files.has(required)) problems.push(`${required} is missing (the prebuilt addon for linux-x64)`);
+  for (const required of prebuilt) if (!files.has(required)) problems.push(`${required} is missing (a prebuilt addon)`);
 }
 for (const path of files) {
-  if (/^native\/prebuilds\//.test(path) && !(linuxGlibcX64 && prebuilt.includes(path))) problems.push(`${path} should not ship (only linux-x64's prebuilt addon, packed on linux-x64)`);
+  if (/^native\/prebuilds\//.test(path) && !(linuxGlibcX64 && prebuilt.includes(path))) problems.push(`${path} should not ship (only the prebuilt addons for linux-x64 and linux-arm64, packed on linux-x64)`);
   if (/\.map$|\.tsbuildinfo$/.test(path)) problems.push(`${path} should not ship (source maps point at lib/, which does not)`);
   if (/^(lib|test|bench|sample-app|scripts|build|node_modules)\//.test(path)) problems.push(`${path} is repository-only`);
-  if (/^native\/build/.test(path)) problems.push(`${path} is a local build of the native addon (the tarball ships native/prebuilds/ instead)`);
+  if (/^native\/(build|cross|c-client)\//.test(path)) problems.push(`${path} is a local build (the tarball ships native/prebuilds/ and the C client's sources instead)`);
   if (/\.ts$/.test(path) && !/\.d\.ts$/.test(path)) problems.push(`${path} is a TypeScript source`);
 }
 if (files.has('dist/package.json') && JSON.parse(readFileSync(join(packageDir, 'dist/package.json'), 'utf8')).type !== 'commonjs') {
@@ -56,4 +56,4 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(`  - ${problem}`);
   process.exit(1);
 }
-console.log(`contents ok: ${targets.size} package.json targets present, no maps, no sources, bin has its shebang${linuxGlibcX64 ? ', prebuilt addon for linux-x64' : ''}`);
+console.log(`contents ok: ${targets.size} package.json targets present, no maps, no sources, bin has its shebang${linuxGlibcX64 ? ', prebuilt addons for linux-x64 and linux-arm64' : ''}`);
