@@ -162,7 +162,7 @@ export class ZkTlsError extends ZkConnectionError {
 
 /**
  * This package's native addon (the ZooKeeper C client bound to Node: the prebuilt binary the package
- * ships for linux-x64, or a build made by its install script) cannot be used, so no connection to
+ * ships for linux-x64 and linux-arm64 with glibc, or a build made by its install script) cannot be used, so no connection to
  * ZooKeeper can be opened. Thrown at the first connect. `detail` says what is missing: no local
  * build, and no prebuilt binary for this platform, or one built for another Node.js version.
  */
@@ -172,7 +172,7 @@ export class ZkNativeAddonError extends ZkLockError {
       `nestjs-zk-lock cannot talk to ZooKeeper: its native addon cannot be used, because ${detail}. ` +
         'To build the addon on this machine: install python3, make and g++ (Debian/Ubuntu: `apt-get install python3 make g++`; ' +
         'Alpine: `apk add python3 make g++`; macOS: `xcode-select --install`), let npm run the package\'s install script ' +
-        '(npm 11: "allowScripts": { "nestjs-zk-lock": true }), then run `npm rebuild nestjs-zk-lock` and read its output.',
+        '(where install scripts are denied: "allowScripts": { "nestjs-zk-lock": true }), then run `npm rebuild nestjs-zk-lock` and read its output.',
     );
   }
 }

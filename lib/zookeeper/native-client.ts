@@ -6,8 +6,9 @@ import { resolveHere } from '../shared/package-require.js';
 
 /**
  * The native addon this library drives: the official ZooKeeper C client bound to Node by this
- * package's own binding (native/src/zk_native.cpp, built at install by native/install.cjs from the
- * C sources the `zookeeper` package ships), typed narrowly. Only lib/zookeeper/ (and the testing
+ * package's own binding (native/src/zk_native.cpp): the prebuilt binary shipped for the platform, or
+ * one built at install by native/install.cjs from the C client's sources this package ships
+ * (native/zookeeper-client-c.tar.gz), typed narrowly. Only lib/zookeeper/ (and the testing
  * kit's session tools) load it.
  */
 
@@ -240,7 +241,7 @@ export function loadAddon(nativeDir: string): NativeModule | string {
   // No prebuilt binary for this platform: the install script was the only way to get the addon.
   const why = existsSync(file) || existsSync(failed)
     ? ''
-    : ': the install script did not run (npm 11 runs it only when allowed: "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no compiler (it printed what to install) or no C client to build with (Windows is not supported)';
+    : ': the install script did not run (npm skips it with --ignore-scripts, or when "allowScripts" denies it: allow it with "allowScripts": { "nestjs-zk-lock": true }), or was skipped with NESTJS_ZK_LOCK_BUILD_ADDON=0, or found no compiler (it printed what to install) or no C client to build with (Windows is not supported)';
   return `${local}${why}; and ${prebuilt.problem ?? 'no prebuilt binary was found'}`;
 }
 
