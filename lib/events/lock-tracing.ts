@@ -105,11 +105,7 @@ export class AcquireSpan {
     const outcome: AcquireOutcome =
       error instanceof LockTimeoutError ? (this.wouldNotWait ? 'busy' : 'timed_out') : error instanceof LockAbortedError ? 'aborted' : 'error';
     this.span.setAttributes({ 'lock.outcome': outcome, 'lock.wait_ms': waitMs });
-    if (outcome === 'error') {
-      this.span.setAttributes({ 'error.type': error instanceof Error ? error.name : typeof error });
-      if (error instanceof Error) this.span.recordException(error);
-      this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    }
+    if (outcome === 'error') markFailed(this.api, this.span, error);
     this.span.end();
   }
 }
@@ -126,17 +122,15 @@ export class HoldSpan {
   /** The handle was released; `error` when the release failed (a lost lock has ended the span already). */
   released(error?: unknown): void {
     if (this.ended) return;
-    if (error === undefined) return this.end({ 'lock.outcome': 'released' });
-    this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    this.end({ 'lock.outcome': 'release_failed', 'error.type': error instanceof Error ? error.name : typeof error });
+    if (error !== undefined) markFailed(this.api, this.span, error);
+    this.end({ 'lock.outcome': error === undefined ? 'released' : 'release_failed' });
   }
 
   /** The lock's signal aborted: with a LockLostError, the lock was lost, and the span says why. */
   aborted(reason: unknown): void {
     if (this.ended || !(reason instanceof LockLostError)) return;
-    this.span.recordException(reason);
-    this.span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: reason.message });
-    this.end({ 'lock.outcome': 'lost', 'lock.loss_reason': reason.reason, 'error.type': reason.name });
+    markFailed(this.api, this.span, reason);
+    this.end({ 'lock.outcome': 'lost', 'lock.loss_reason': reason.reason });
   }
 
   /** Another service asked for this revocable lock: an event on the hold span. */
@@ -149,4 +143,11 @@ export class HoldSpan {
     this.span.setAttributes(attributes);
     this.span.end();
   }
+}
+
+/** An error status, `error.type` (the error's name, as OpenTelemetry's conventions have it) and the exception. */
+function markFailed(api: OtelApi, span: OtelSpan, error: unknown): void {
+  span.setAttributes({ 'error.type': error instanceof Error ? error.name : typeof error });
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
 }
