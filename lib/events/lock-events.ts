@@ -5,7 +5,7 @@ import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 import type { LockEvent, LockEventTarget } from './lock-event-types.js';
-import type { HoldSpan, LockTracing } from './lock-tracing.js';
+import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';
 import { ObservedHandle } from './observed-handle.js';
 
 /**
@@ -53,7 +53,7 @@ export class LockEvents {
    * returned reports its release, and its lock's loss. Called synchronously by the caller, whose
    * async context is the spans' parent.
    */
-  async observe(
+  observe(
     request: LockRequest,
     tryOnly: boolean,
     owner: string | undefined,
@@ -63,7 +63,19 @@ export class LockEvents {
     const mode = permits === undefined ? (request.kind.mode ?? 'exclusive') : 'semaphore';
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode, permits, owner };
     const span = this.tracing?.startAcquire(target, request, tryOnly);
+    // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
+    // async frame of this method kept while it waits.
     if (!span && !this.observed) return obtain();
+    return this.follow(target, span, request, tryOnly, obtain);
+  }
+
+  private async follow(
+    target: Omit<LockEventTarget, 'timestamp'>,
+    span: AcquireSpan | undefined,
+    request: LockRequest,
+    tryOnly: boolean,
+    obtain: () => Promise<LockHandle | null>,
+  ): Promise<LockHandle | null> {
     if (this.observed) this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
     let handle: LockHandle | null;
