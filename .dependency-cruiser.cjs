@@ -30,9 +30,15 @@ module.exports = {
       'Only the session layer (and the testing kit) loads the native addon.',
     ),
     error('terminus-only-in-health', { pathNot: '^lib/health/' }, { path: '^node_modules/@nestjs/terminus/' }, '@nestjs/terminus is an optional peer.'),
+    error(
+      'opentelemetry-only-through-otel-api',
+      { pathNot: '^lib/events/otel-api\\.ts$' },
+      { path: '^node_modules/@opentelemetry/' },
+      '@opentelemetry/api is an optional peer: lib/events/otel-api.ts loads it when installed, and nothing imports it.',
+    ),
   ],
   options: {
-    includeOnly: ['^lib/', '^node_modules/(@nestjs/[^/]+|rxjs)/'],
+    includeOnly: ['^lib/', '^node_modules/(@nestjs/[^/]+|@opentelemetry/[^/]+|rxjs)/'],
     // Not `exclude`: that would hide @nestjs and rxjs from the rules above.
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,

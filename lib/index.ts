@@ -25,7 +25,7 @@ export type {
   LockSkipReason,
   LockConnectionEvent,
   LockSessionInfo,
-} from './events/lock-events.js';
+} from './events/lock-event-types.js';
 export { describeLockEvent } from './events/lock-event-logger.js';
 export type { LockEventLogLevel } from './events/lock-event-logger.js';
 export { DistributedLock } from './nest/distributed-lock.decorator.js';

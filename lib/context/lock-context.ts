@@ -276,8 +276,8 @@ async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T>
  */
 export class ReentrantHandle implements LockHandle {
   private released = false;
-  /** Told after this holder's release (LockEvents reports it, when observed). */
-  onReleased: (() => void) | undefined = undefined;
+  /** Told after this holder's release, with the error when it failed (LockEvents reports it, when observed). */
+  onReleased: ((error?: unknown) => void) | undefined = undefined;
 
   private constructor(
     private readonly context: LockContext,
@@ -331,7 +331,14 @@ export class ReentrantHandle implements LockHandle {
   release(): Promise<void> {
     const releasing = this.releaseShare();
     const { onReleased } = this;
-    return onReleased ? releasing.then(onReleased) : releasing;
+    if (!onReleased) return releasing;
+    return releasing.then(
+      () => onReleased(),
+      (error: unknown) => {
+        onReleased(error ?? new Error('release failed'));
+        throw error;
+      },
+    );
   }
 
   private async releaseShare(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError, shown } from '../errors.js';
-import type { LockEvent, LockEventTarget } from './lock-events.js';
+import type { LockEvent, LockEventTarget } from './lock-event-types.js';
 
 /** The Nest log level lock events are written at. */
 export type LockEventLogLevel = 'debug' | 'verbose' | 'log';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import type { LockSessionInfo } from '../events/lock-events.js';
+import type { LockSessionInfo } from '../events/lock-event-types.js';
 import { LockService } from '../service/lock.service.js';
 
 /** Options of one `ZkLockHealthIndicator.isHealthy` check. */

@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
-import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-events.js';
+import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
 
 /** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */

@@ -26,7 +26,9 @@ import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { RecipeTaker } from './recipe-taker.js';
 import { rejectOnThrow } from '../shared/promises.js';
-import { type LockEvent, LockEvents, type LockSessionInfo, type LockSkipReason } from '../events/lock-events.js';
+import { LockEvents } from '../events/lock-events.js';
+import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
+import { LockTracing } from '../events/lock-tracing.js';
 import { checkTickClaim, claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
 import { MinimumHolds } from './minimum-holds.js';
 import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
@@ -66,7 +68,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
   private readonly shutdown: LockServiceShutdown;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
-  private readonly events = new LockEvents();
+  private readonly events: LockEvents;
   /** What to undo at shutdown: listeners on the connection and the event log. */
   private readonly detach: (() => void)[] = [];
   /** Locks released by their callers before their holdAtLeastMs was over. */
@@ -88,6 +90,10 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${shown(options.rootAclCheck)}`);
     }
     this.rootAclCheck = options.rootAclCheck ?? 'warn';
+    if (![undefined, true, false].includes(options.tracing)) {
+      throw new InvalidOptionsError('tracing', `must be true or false (false: no spans even with @opentelemetry/api installed), got ${shown(options.tracing)}`);
+    }
+    this.events = new LockEvents(LockTracing.create(options.tracing));
     const digest = this.connection.digest;
     this.recipes = new RecipeSet(this.connection, {
       rootPath: options.rootPath,
@@ -384,8 +390,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * The lock context answers, or takes a new lock from ZooKeeper; observed, when events are; held
-   * for at least holdAtLeastMs, when asked.
+   * The lock context answers, or takes a new lock from ZooKeeper; observed, when events or spans
+   * are; held for at least holdAtLeastMs, when asked.
    */
   private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const { holdAtLeastMs } = request;
@@ -394,7 +400,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   private observedObtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    if (!this.events.observed) return this.reentrantLocks.obtain(request, tryOnly);
+    if (!this.events.watched) return this.reentrantLocks.obtain(request, tryOnly);
     const owner = request.owner ?? currentLockContext()?.owner;
     return this.events.observe(request, tryOnly, owner, () => this.reentrantLocks.obtain(request, tryOnly));
   }

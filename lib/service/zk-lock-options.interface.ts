@@ -88,4 +88,12 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * @default false
    */
   logEvents?: boolean | 'debug' | 'verbose' | 'log';
+  /**
+   * OpenTelemetry spans: with `@opentelemetry/api` installed, each acquire is a `lock.acquire` span
+   * and each hold a `lock.hold` span, children of the span active where the lock was asked for (see
+   * docs/operations.md, Traces). They are recorded only when the application registers an SDK;
+   * without the package nothing is loaded. `false`: no spans, and the API is never loaded.
+   * @default true
+   */
+  tracing?: boolean;
 }

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /**
- * A `require` resolving from this package's files (the native addon, the optional peers the app
- * installed), in either module system. The published build is CommonJS,
+ * A `require` resolving from this package's files (the native addon; the optional peers the app
+ * installed: @opentelemetry/api, @nestjs/schedule's `cron`), in either module system. The published build is CommonJS,
  * where `__filename` is this file (Vitest provides it too). This repository also compiles lib/ to ES
  * modules (sample app, benchmarks, fault suite), which have no `__filename`; `import.meta` would be a
  * syntax error in the CommonJS build, so there the file is read from V8's call site instead.

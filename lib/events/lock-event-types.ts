@@ -1,0 +1,151 @@
+import type { LockLossReason, LockLostError } from '../errors.js';
+import type { LockMode } from '../recipes/lock-kind.js';
+import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
+
+/** What every event about one lock carries. */
+export interface LockEventTarget {
+  /** The resource name as the caller gave it. */
+  readonly resource: string;
+  /** The kind of lock: its mode, or `'semaphore'` when `permits` is set. */
+  readonly mode: LockMode | 'semaphore';
+  /** A semaphore's permits. */
+  readonly permits?: number;
+  /** Who asked: the acquire's `owner` option, or the request / decorated method of the lock context. */
+  readonly owner?: string;
+  /** When it happened, in ms since the epoch (`Date.now()`). */
+  readonly timestamp: number;
+}
+
+/** An acquire (or tryAcquire) was called. */
+export interface LockRequestedEvent extends LockEventTarget {
+  readonly type: 'requested';
+  /** True for tryAcquire. */
+  readonly tryOnly: boolean;
+}
+
+/** The lock was granted. */
+export interface LockAcquiredEvent extends LockEventTarget {
+  readonly type: 'acquired';
+  /** How long the caller waited, in ms (fractional). */
+  readonly waitMs: number;
+  /**
+   * True when the lock context already held (or was already taking) the lock and this acquire joined
+   * it without a ZooKeeper node of its own. Count only `reentrant: false` as locks taken.
+   */
+  readonly reentrant: boolean;
+  readonly fencingToken: string;
+}
+
+/** A handle was released (for a reentrant handle: its share; the node goes with the last one). */
+export interface LockReleasedEvent extends LockEventTarget {
+  readonly type: 'released';
+  /** How long this handle held the lock, from the grant to the confirmed release, in ms (fractional). */
+  readonly holdMs: number;
+  readonly reentrant: boolean;
+  readonly fencingToken: string;
+}
+
+/** waitTimeoutMs passed (LockTimeoutError), or tryAcquire found the lock busy (it returned null). */
+export interface LockTimedOutEvent extends LockEventTarget {
+  readonly type: 'timed-out';
+  readonly waitMs: number;
+  /** True when tryAcquire found the lock busy. */
+  readonly tryOnly: boolean;
+}
+
+/** The caller's signal stopped the wait (LockAbortedError). */
+export interface LockAbortedEvent extends LockEventTarget {
+  readonly type: 'aborted';
+  readonly waitMs: number;
+}
+
+/** The acquire failed with any other error (thrown to the caller as well). */
+export interface LockFailedEvent extends LockEventTarget {
+  readonly type: 'failed';
+  readonly waitMs: number;
+  /** The error's `name`, e.g. `'IncompatibleLockError'`, `'LockServiceClosedError'`. */
+  readonly errorName: string;
+  readonly error: unknown;
+}
+
+/**
+ * A lock taken through ZooKeeper was lost (session expired or declared lost, or taken away at
+ * shutdown): its signal aborted with `error`. Once per lock node, however many holders joined it.
+ */
+export interface LockLostEvent extends LockEventTarget {
+  readonly type: 'lost';
+  /** From the grant to the loss, in ms (fractional). */
+  readonly holdMs: number;
+  readonly fencingToken: string;
+  readonly errorName: string;
+  /** Why it was lost (see LockLossReason): `lease-expired` is the library's own safety stop. */
+  readonly reason: LockLossReason;
+  readonly error: LockLostError;
+}
+
+/**
+ * Another service asked for a revocable lock (taken with `onReleaseRequest`) to be released: its
+ * `releaseRequested` signal aborted. Once per lock node. With `'release'`, a `lost` event follows.
+ */
+export interface LockReleaseRequestedEvent extends LockEventTarget {
+  readonly type: 'release-requested';
+  /** From the grant to the request, in ms (fractional). */
+  readonly holdMs: number;
+  readonly fencingToken: string;
+}
+
+/** The ZooKeeper connection changed state (see ConnectionState). */
+export interface LockConnectionEvent {
+  readonly type: 'connection';
+  readonly state: ConnectionState;
+  /** The session's id, hex ('' when closed before any session). */
+  readonly sessionId: string;
+  /** In ms since the epoch. */
+  readonly timestamp: number;
+}
+
+/** Everything `LockService.events$` emits; switch on `type`. */
+/** Why a run was skipped: its lock was busy, or its scheduled tick already ran on some instance. */
+export type LockSkipReason = 'busy' | 'ran-this-tick';
+
+/**
+ * A run was skipped: a `@DistributedLock` method with `onBusy: 'skip'` found its lock busy, or a
+ * scheduled method found its tick already run (see `oncePerTick`). The method was not called and
+ * resolved undefined. Not an error.
+ */
+export interface LockSkippedEvent extends LockEventTarget {
+  readonly type: 'skipped';
+  readonly reason: LockSkipReason;
+}
+
+export type LockEvent =
+  | LockRequestedEvent
+  | LockAcquiredEvent
+  | LockReleasedEvent
+  | LockTimedOutEvent
+  | LockAbortedEvent
+  | LockFailedEvent
+  | LockLostEvent
+  | LockReleaseRequestedEvent
+  | LockSkippedEvent
+  | LockConnectionEvent;
+
+export type LockEventType = LockEvent['type'];
+
+/** The ZooKeeper session as a health check reports it (no credentials). */
+export interface LockSessionInfo {
+  /** The connect string (the digest credential is a separate option and never shown). */
+  readonly connectionString: string;
+  /** `'connected'` also after a reconnect; `'connecting'` before the first session and after a loss. */
+  readonly state: ConnectionState | 'connecting';
+  /** The current session's id (hex), if one was ever opened. */
+  readonly sessionId: string | undefined;
+  /** The session timeout the server granted, in ms. */
+  readonly sessionTimeoutMs: number | undefined;
+  /** What talks to the server: `nestjs-zk-lock` (this package's native addon, on every real connection) or `in-memory` (the testing kit). */
+  readonly addon: 'nestjs-zk-lock' | 'in-memory';
+  /** Whether the connection to ZooKeeper uses TLS (the `tls` option). */
+  readonly tls: boolean;
+  /** Locks this LockService holds through ZooKeeper right now (reentrant joins not counted). */
+  readonly heldLocks: number;
+}
