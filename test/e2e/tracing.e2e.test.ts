@@ -73,6 +73,12 @@ class OrdersController {
   patientReport() {
     return { ran: true };
   }
+
+  @Get('report/skippable')
+  @DistributedLock('report', { onBusy: 'skip' })
+  skippableReport() {
+    return { ran: true };
+  }
 }
 
 describe('OpenTelemetry spans of a locked HTTP request (Express, real ZooKeeper)', () => {
@@ -169,6 +175,24 @@ describe('OpenTelemetry spans of a locked HTTP request (Express, real ZooKeeper)
     const servers = exporter.getFinishedSpans().filter((span) => span.kind === otelApi.SpanKind.SERVER);
     expect(servers).toHaveLength(3);
     for (const acquire of named('lock.acquire')) expect(servers.filter((server) => isChildOf(acquire, server))).toHaveLength(1);
+  });
+
+  it('a run skipped for a busy lock is a lock.skipped event on the request\'s span', async () => {
+    gate.arm();
+    const holding = fetch(`${base}/report/hold`);
+    await gate.entered;
+    const skipped = await fetch(`${base}/report/skippable`);
+    expect(skipped.status).toBe(200);
+    gate.open();
+    expect((await holding).status).toBe(200);
+    await eventually(() => exporter.getFinishedSpans().filter((span) => span.kind === otelApi.SpanKind.SERVER).length === 2, { what: 'both server spans' });
+    const withEvent = exporter.getFinishedSpans().filter((span) => span.events.some((event) => event.name === 'lock.skipped'));
+    expect(withEvent).toHaveLength(1);
+    expect(withEvent[0]!.kind).toBe(otelApi.SpanKind.SERVER);
+    expect(withEvent[0]!.events.find((event) => event.name === 'lock.skipped')!.attributes).toMatchObject({
+      'lock.resource': 'report',
+      'lock.skip_reason': 'busy',
+    });
   });
 
   it('a lost lock ends its hold span with the loss reason and an error status', async () => {
