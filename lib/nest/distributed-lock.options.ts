@@ -55,7 +55,8 @@ export interface DistributedLockOptions extends LockKind {
    * The shortest hold, in ms from the grant: when the method ends sooner, the lock stays held until
    * then, released in the background (the caller does not wait). Instances whose clocks fire the
    * same tick later find it busy (ShedLock's `lockAtLeastFor`). On a @Cron or @Interval method it
-   * must be shorter than the period. A lost session and shutdown end the hold.
+   * must be at most nine tenths of the period: it counts from the grant, which comes after the tick
+   * fired, and must end before the next tick fires. A lost session and shutdown end the hold.
    * @default 0 (released when the method's result settles)
    */
   holdAtLeastMs?: number;

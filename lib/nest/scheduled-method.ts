@@ -89,12 +89,15 @@ function cronSchedule(CronTime: CronTimeClass, expression: string, timeZone: str
   return { decorator: '@Cron', periodMs, tick: () => ({ schedule, tick: cronTime.sendAt().toMillis() }) };
 }
 
+/** The longest minimum hold of a scheduled method, as a share of its period. */
+const MAX_HOLD_SHARE = 0.9;
+
 /** The schedules found at start-up, by decorated method. */
 const schedules = new WeakMap<DistributedLockSpec, MethodSchedule>();
 
 /**
  * Checks a guarded method's tick options against its schedule and remembers the schedule.
- * @throws InvalidOptionsError for oncePerTick on a method without ticks, or a minimum hold not shorter than the period.
+ * @throws InvalidOptionsError for oncePerTick on a method without ticks, or a minimum hold above nine tenths of the period.
  */
 export function adoptSchedule(spec: DistributedLockSpec, schedule: MethodSchedule | undefined): void {
   const { oncePerTick, holdAtLeastMs } = spec.options;
@@ -108,11 +111,15 @@ export function adoptSchedule(spec: DistributedLockSpec, schedule: MethodSchedul
     }
     return;
   }
-  if (holdAtLeastMs !== undefined && holdAtLeastMs >= schedule.periodMs) {
+  // The hold runs from the grant, which comes some time after the tick fired: a hold close to the
+  // period would still be on when the next tick fires, which would then be skipped as busy.
+  const longestHold = Math.floor(schedule.periodMs * MAX_HOLD_SHARE);
+  if (holdAtLeastMs !== undefined && holdAtLeastMs > longestHold) {
     throw new InvalidOptionsError(
       '@DistributedLock holdAtLeastMs',
-      `${spec.method} runs every ${schedule.periodMs} ms (${schedule.decorator}), and a hold of ${holdAtLeastMs} ms would keep ` +
-        `the lock busy when the next tick fires: give holdAtLeastMs well under ${schedule.periodMs} ms, or leave it out (oncePerTick already runs each tick once)`,
+      `${spec.method} runs every ${schedule.periodMs} ms (${schedule.decorator}), and a hold of ${holdAtLeastMs} ms, counted from the ` +
+        `grant that follows a tick, would keep the lock busy when the next tick fires: give holdAtLeastMs at most ${longestHold} ms ` +
+        '(nine tenths of the period), or leave it out (oncePerTick already runs each tick once)',
     );
   }
   schedules.set(spec, schedule);
