@@ -59,8 +59,9 @@ export async function inspectLock(runtime: RecipeRuntime, resource: string, opti
   const layout = given ?? layoutOf(children);
   const none = nobody(layout);
   if (layout !== DEFAULT_LAYOUT && leasePoolOf(children)) return inspectLeasePool(session, none, children, signal);
-  // Ours skips nodes of other layouts, as our own queue does; Curator's and kazoo's refuse them.
-  const rolesOf = (names: readonly string[]) => (layout === DEFAULT_LAYOUT ? lockHolders(names, layout, false) : lockHoldersAt(path, names, layout));
+  // Not named, ours skips nodes of other layouts, as our own queue does; a layout the caller named
+  // (ours too) refuses them, so that a wrong one is never read as a free lock.
+  const rolesOf = (names: readonly string[]) => (given === undefined ? lockHolders(names, layout, false) : lockHoldersAt(path, names, layout));
   const listed = rolesOf(children);
   const nodes = await Promise.all(listed.queue.map((entry) => readNode(session, `${path}/${entry.name}`, signal)));
   const read = new Map(listed.queue.flatMap((entry, i) => (nodes[i] ? [[entry.name, nodes[i]] as const] : [])));
