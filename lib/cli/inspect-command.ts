@@ -27,13 +27,18 @@ export async function runInspect(args: InspectArgs, output: Output, stop: AbortS
     if (args.serve) return await serve(args, read, output, stop);
     if (!args.watch) {
       const view = await read();
-      output.out(args.json ? `${JSON.stringify(view, null, 2)}\n` : `${formatHeading(view)}\n\n${formatTable(view)}`);
+      output.out(args.json ? `${JSON.stringify(view, null, 2)}\n` : `${formatHeading(view)}\n\n${formatTable(view, askedPaths(args))}`);
       return;
     }
     await watch(args, read, output, stop);
   } finally {
     connection.close();
   }
+}
+
+/** The paths named with --path. */
+function askedPaths(args: InspectArgs): string[] {
+  return args.paths.map((target) => target.zkPath);
 }
 
 /** --path and --scan, checked before connecting, with the flag's name in any complaint. */
@@ -53,7 +58,7 @@ async function watch(args: InspectArgs, read: () => Promise<LockViewData>, outpu
     try {
       const view = await read();
       if (args.json) output.out(`${JSON.stringify(view)}\n`);
-      else output.out(`${clear}${formatHeading(view)} (every ${args.intervalMs} ms; Ctrl+C stops)\n\n${formatTable(view)}\n`);
+      else output.out(`${clear}${formatHeading(view)} (every ${args.intervalMs} ms; Ctrl+C stops)\n\n${formatTable(view, askedPaths(args))}\n`);
     } catch (error) {
       if (stop.aborted) return;
       // The connection reconnects by itself: say so and try again at the next tick.

@@ -6,9 +6,12 @@ const HEADERS = ['RESOURCE', 'KIND', 'ROLE', 'MODE', 'OWNER', 'HOST', 'PID', 'SE
  * The locks as a text table, one row per holder or waiter. Names and owners are whatever the
  * applications wrote: control characters are escaped so that they cannot drive the terminal.
  */
-export function formatTable(view: LockViewData): string {
-  const unreadable = (view.unreadable ?? []).map((item) => printable(`Not read: ${item.path}: ${item.reason}`)).join('\n');
-  const after = unreadable ? `\n${unreadable}\n` : '';
+export function formatTable(view: LockViewData, asked: readonly string[] = []): string {
+  const notes = (view.unreadable ?? []).map((item) => `Not read: ${item.path}: ${item.reason}`);
+  // A path asked for by name that shows nothing: say so, rather than leave the reader to wonder.
+  const shown = new Set([...view.locks.map((lock) => lock.path), ...(view.unreadable ?? []).map((item) => item.path)]);
+  for (const path of asked) if (!shown.has(path)) notes.push(`No holder or waiter at ${path}.`);
+  const after = notes.length > 0 ? `\n${notes.map(printable).join('\n')}\n` : '';
   if (view.locks.length === 0) return `No lock is held or waited for under ${printable(view.rootPath)}.\n${after}`;
   const rows: string[][] = [];
   for (const lock of view.locks) {

@@ -192,6 +192,14 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     expect(await exists(connection, rootPath)).toBe(false);
   });
 
+  it('says so for a --path with no holder or waiter (missing, or a free lock), and names none it did show', async () => {
+    const rootPath = uniqueRoot('clipath');
+    const missing = `${rootPath}-svc/nothing`;
+    const result = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath, '--path', missing, '--layout', 'curator']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`No holder or waiter at ${missing}.\n`);
+  });
+
   it('revoke: asks a revocable Curator-layout holder (--json lists the node); forces a plain holder of ours after --force-after, and the waiter gets the lock', async () => {
     const [a, b] = await Promise.all([connect(), connect()]);
     const rootPath = uniqueRoot('clirevoke');
