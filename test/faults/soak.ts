@@ -7,15 +7,17 @@
 import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { FAULTS } from './faults.js';
+import { tlsZooKeeper } from '../support/zk-tls-servers.js';
 import { writeReportSection } from './report-file.js';
 import { describeReport, runFaultSuite } from './suite.js';
 
-const tls = process.argv.includes('--tls');
-const minAcquisitions = Number(process.env.SOAK_ACQUISITIONS ?? (tls ? 10_000 : 100_000));
+const overTls = process.argv.includes('--tls');
+const minAcquisitions = Number(process.env.SOAK_ACQUISITIONS ?? (overTls ? 10_000 : 100_000));
+const tls = overTls ? tlsZooKeeper() : undefined;
 // Every fault once, then random ones: at least as many again, and until the acquisitions are made.
 const minFaults = 2 * Object.keys(FAULTS).length;
 const loadAtStart = loadavg()[0]!;
-const report = await runFaultSuite({ minAcquisitions, minFaults, tls, log: (line) => console.log(`[soak${tls ? ' tls' : ''}] ${line}`) });
+const report = await runFaultSuite({ minAcquisitions, minFaults, tls, log: (line) => console.log(`[soak${tls ? ' tls' : ''}] ${line}`) }).finally(() => tls?.remove());
 const lines = describeReport(report);
 console.log(lines.join('\n'));
 const zookeeper = (() => {

@@ -4,7 +4,7 @@
  * figures.
  */
 import { startZkEnsemble } from '../support/zk-server.js';
-import { tlsZooKeeper } from '../support/zk-tls-servers.js';
+import type { TlsZooKeeper } from '../support/zk-tls-servers.js';
 import type { CheckResult } from './checker.js';
 import { FAULTS, inject } from './faults.js';
 import { FaultHarness, type HarnessOptions, type Leftovers } from './harness.js';
@@ -19,8 +19,8 @@ export interface SuiteOptions extends Partial<HarnessOptions> {
   /** Quiet time between faults, ms. */
   readonly settleMs?: number;
   readonly log?: (line: string) => void;
-  /** The clients connect over TLS (secure ports, client certificates); default plain TCP. */
-  readonly tls?: boolean;
+  /** The clients connect over TLS to these servers' secure ports (the caller removes it); default plain TCP. */
+  readonly tls?: TlsZooKeeper;
 }
 
 export interface SuiteReport {
@@ -51,11 +51,8 @@ export const DEFAULT_OPTIONS: HarnessOptions = {
 export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteReport> {
   const log = options.log ?? (() => undefined);
   const started = performance.now();
-  const tls = options.tls ? tlsZooKeeper() : undefined;
-  const ensemble = await (tls ? tls.startEnsemble(3) : startZkEnsemble(3)).catch((error: unknown) => {
-    tls?.remove();
-    throw error;
-  });
+  const { tls } = options;
+  const ensemble = await (tls ? tls.startEnsemble(3) : startZkEnsemble(3));
   const harness = new FaultHarness(ensemble, { ...DEFAULT_OPTIONS, ...stripUndefined(options) }, tls?.side);
   const faultsRun: string[] = [];
   try {
@@ -88,7 +85,6 @@ export async function runFaultSuite(options: SuiteOptions = {}): Promise<SuiteRe
     throw error;
   } finally {
     await ensemble.stop();
-    tls?.remove();
   }
 }
 
