@@ -15,9 +15,9 @@ import {
   runIsolationTrials,
   runStandaloneTrials,
   STANDALONE_FAULTS,
-  summarize,
   TRIAL_SESSION_TIMEOUT_MS,
 } from './partition-trials.js';
+import { summarize } from './partition-summary.js';
 import { tlsZooKeeper } from '../support/zk-tls-servers.js';
 import { writeReportSection } from './report-file.js';
 

@@ -21,6 +21,7 @@ import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '
 import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
 import { PLAIN_CLIENTS, type TlsZooKeeper } from '../support/zk-tls-servers.js';
 import { startIsolatableEnsemble } from './isolatable-ensemble.js';
+import { describeTrial } from './partition-summary.js';
 
 export const TRIAL_SESSION_TIMEOUT_MS = 2000;
 
@@ -203,7 +204,7 @@ export async function runStandaloneTrials(
           undefined,
           side.tls,
         );
-        log(describe(result));
+        log(describeTrial(result));
         results.push(result);
       }
     }
@@ -278,7 +279,7 @@ export async function runEnsembleTrials(
           undefined,
           side.tls,
         );
-        log(describe(result));
+        log(describeTrial(result));
         results.push(result);
       }
     }
@@ -318,7 +319,7 @@ export async function runIsolationTrials(
         leaseMarginMs,
         side.tls,
       );
-      log(`${describe(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
+      log(`${describeTrial(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
       results.push(result);
     }
   } finally {
@@ -336,11 +337,6 @@ async function allServing(ensemble: ZkEnsemble): Promise<void> {
     if (performance.now() > deadline) throw new Error(`the ensemble did not recover: ${modes.map((m) => /Mode: \w+/.exec(m)?.[0] ?? 'down').join(', ')}`);
     await sleep(200);
   }
-}
-
-function describe(r: TrialResult): string {
-  const ms = (v: number | undefined): string => (v === undefined ? 'never' : `${Math.round(v)} ms`);
-  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)} (${r.reason ?? '-'}), W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
 }
 
 /**
@@ -366,34 +362,4 @@ export async function measureLeaseCost(timeouts: number): Promise<{ requestsPerS
     await proxy.close();
     await server.stop();
   }
-}
-
-export interface FaultSummary {
-  readonly fault: PartitionFault;
-  readonly trials: number;
-  /** Trials where W was granted before H was told (the goal: 0). */
-  readonly unsafe: number;
-  /** Trials where W was granted within the trial. */
-  readonly granted: number;
-  /** Smallest (W granted − H told) over trials where W was granted, ms. */
-  readonly smallestMarginMs: number | undefined;
-  /** Largest time from the fault to H being told, ms. */
-  readonly slowestToldMs: number | undefined;
-}
-
-export function summarize(results: readonly TrialResult[]): FaultSummary[] {
-  const faults = [...new Set(results.map((r) => r.fault))];
-  return faults.map((fault) => {
-    const mine = results.filter((r) => r.fault === fault);
-    const margins = mine.filter((r) => r.otherGrantedMs !== undefined && r.holderToldMs !== undefined).map((r) => r.otherGrantedMs! - r.holderToldMs!);
-    const told = mine.filter((r) => r.holderToldMs !== undefined).map((r) => r.holderToldMs!);
-    return {
-      fault,
-      trials: mine.length,
-      unsafe: mine.filter((r) => r.unsafe).length,
-      granted: mine.filter((r) => r.otherGrantedMs !== undefined).length,
-      smallestMarginMs: margins.length ? Math.min(...margins) : undefined,
-      slowestToldMs: told.length ? Math.max(...told) : undefined,
-    };
-  });
 }
