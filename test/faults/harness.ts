@@ -13,8 +13,8 @@ import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/zk-admin.js';
 import type { Partition } from '../support/zk-proxy.js';
-import { type ClientSide, PLAIN_CLIENTS } from '../support/zk-tls-servers.js';
 import type { ZkEnsemble, ZkServer } from '../support/zk-server.js';
+import { type ClientSide, PLAIN_CLIENTS } from '../support/zk-tls-servers.js';
 import { type CheckResult, checkHistory } from './checker.js';
 import {
   type ClientEvent,
@@ -80,7 +80,7 @@ export class FaultHarness {
   private observer: ZkConnection | undefined;
 
   /**
-   * @param clients how the clients under test reach the servers (plain TCP or TLS); the injector's
+   * @param clientSide how the clients under test reach the servers (plain TCP or TLS); the injector's
    *   own tools (the observer, four-letter words, expiring a session) use the plain ports.
    */
   constructor(

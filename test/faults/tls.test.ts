@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockLostError, LockService, ZkConnection, ZkLockModule } from '../../lib/index.js';
+import { LockLostError, LockService, ZkConnection, ZkLockModule, ZkTlsError } from '../../lib/index.js';
 import type { LockHandle } from '../../lib/recipes/lock-handle.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { eventually, expireSession } from '../support/zk-admin.js';
-import type { ZkEnsemble, ZkServer } from '../support/zk-server.js';
+import { freePorts, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
 import { tlsZooKeeper, type TlsZooKeeper } from '../support/zk-tls-servers.js';
 import { describeReport, runFaultSuite } from './suite.js';
 
@@ -91,6 +92,26 @@ describe('over TLS, on a 3-node ensemble', () => {
         await other.close();
       }
     }, 120_000);
+
+    it('a client starts over TLS while a member is down behind a TCP proxy (which accepts, then drops the connection, as a plain port does): it connects to the others', async () => {
+      const [nothing] = await freePorts(1);
+      const down = await startTcpProxy(nothing!);
+      const connections: ZkConnection[] = [];
+      const start = (connectionString: string): Promise<void> => {
+        const connection = new ZkConnection({ connectionString, tls: zk.side.tls, sessionTimeoutMs: 4000, connectTimeoutMs: 15_000 });
+        connections.push(connection);
+        return connection.connect();
+      };
+      try {
+        await start([down.connectString, ...ensemble.servers.map((s) => zk.side.address(s))].join(','));
+        expect(connections[0]!.state).toBe('connected');
+        // Control: with no other member, the probe still says what it found there.
+        await expect(start(down.connectString)).rejects.toMatchObject({ name: ZkTlsError.name, failure: 'not-tls' });
+      } finally {
+        for (const connection of connections) connection.close();
+        await down.close();
+      }
+    }, 60_000);
 
     it('control: the same holder whose session is expired instead is told it lost the lock, and the other app gets it', async () => {
       const { holder, other, held } = await holding('/tls-expired');
