@@ -29,12 +29,20 @@ const REFUSAL_GRACE_MS = 300;
  * against `tls.ca` (no host name). The C client also trusts OpenSSL's default verify paths (the
  * system's CAs): a chain `tls.ca` does not verify is tried once more with Node's bundled root CAs
  * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
- * event loop). Without `tls` (undefined), it only asks whether the port speaks TLS.
+ * event loop). A refused client is tried once more too. Without `tls` (undefined), it only asks
+ * whether the port speaks TLS.
  */
 async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   const started = Date.now();
   const result = await handshake(host, port, tls, false, timeoutMs, signal);
-  if (result.outcome !== 'failed' || result.failure !== 'server-not-trusted' || signal?.aborted) return result;
+  if (result.outcome !== 'failed' || signal?.aborted) return result;
+  if (result.failure === 'client-refused') {
+    // A server that refuses this client refuses it again; one that was closing every connection
+    // (leaving the quorum, shutting down) as the first handshake ended does not.
+    const again = await handshake(host, port, tls, false, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+    return again.outcome === 'failed' && again.failure === 'client-refused' ? result : { outcome: 'inconclusive', detail: `${result.detail}; not again` };
+  }
+  if (result.failure !== 'server-not-trusted') return result;
   const again = await handshake(host, port, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
   return again.outcome === 'failed' && again.failure === 'server-not-trusted' ? result : { outcome: 'inconclusive', detail: `${result.detail}; trusted with the default root CAs` };
 }

@@ -6,7 +6,6 @@
  * the table goes to a section of its own (no control run, no lease cost: those do not depend on the
  * transport).
  */
-import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import {
   ENSEMBLE_FAULTS,
@@ -19,7 +18,7 @@ import {
 } from './partition-trials.js';
 import { summarize } from './partition-summary.js';
 import { tlsZooKeeper } from '../support/zk-tls-servers.js';
-import { writeReportSection } from './report-file.js';
+import { writeReportSection, zookeeperVersion } from './report-file.js';
 
 const overTls = process.argv.includes('--tls');
 const trials = Number(process.env.PARTITION_TRIALS ?? (overTls ? 10 : 25));
@@ -52,17 +51,11 @@ const rows = summarize(results).map(
   (s) => `| ${where[s.fault] ?? s.fault} | ${s.trials} | **${s.unsafe}** | ${s.granted} | ${ms(s.smallestMarginMs)} | ${ms(s.slowestToldMs)} |`,
 );
 const unsafe = results.filter((r) => r.unsafe).length;
-const zookeeper = (() => {
-  try {
-    return execSync("dpkg-query -W -f='${Version}' zookeeper", { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const zookeeper = zookeeperVersion();
 const text = `## Partitions and server loss${overTls ? ' over TLS' : ''}: is the holder told first?
 
 Command: \`npm run test:partitions${overTls ? ':tls' : ''}\` (PARTITION_TRIALS=${trials}), run ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 60_000)} min.
-Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), servers on 127.0.0.1 with 200 ms ticks and syncLimit 5.
+Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper}, servers on 127.0.0.1 with 200 ms ticks and syncLimit 5.
 Load: the machine was shared with other engineers' builds and tests (1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end).
 ${overTls ? "Over TLS: H and W connect to the servers' secureClientPort with client certificates (required); H's proxy passes the TLS bytes through as they are.\n" : ''}In each trial a holder H (a LockService with default options, session timeout T = ${TRIAL_SESSION_TIMEOUT_MS} ms, so a lease of T/4 after the latest answer) holds a lock and a client W of another session waits for it; the fault cuts H off. The lock kind rotates: exclusive through the cohort, write (W reads), a one-permit semaphore, the simple lock. "Margin" is W's grant less H's signal.
 

@@ -4,11 +4,10 @@
  * writes them to docs/faults.md (with `--tls`, the clients connect over TLS: its own section).
  * Run with `npm run test:faults:soak` or `npm run test:faults:soak:tls`.
  */
-import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { FAULTS } from './faults.js';
 import { tlsZooKeeper } from '../support/zk-tls-servers.js';
-import { writeReportSection } from './report-file.js';
+import { writeReportSection, zookeeperVersion } from './report-file.js';
 import { describeReport, runFaultSuite } from './suite.js';
 
 const overTls = process.argv.includes('--tls');
@@ -20,13 +19,7 @@ const loadAtStart = loadavg()[0]!;
 const report = await runFaultSuite({ minAcquisitions, minFaults, tls, log: (line) => console.log(`[soak${tls ? ' tls' : ''}] ${line}`) }).finally(() => tls?.remove());
 const lines = describeReport(report);
 console.log(lines.join('\n'));
-const zookeeper = (() => {
-  try {
-    return execSync("dpkg-query -W -f='${Version}' zookeeper", { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const zookeeper = zookeeperVersion();
 const faultCounts = new Map<string, number>();
 for (const name of report.faultsRun) faultCounts.set(name, (faultCounts.get(name) ?? 0) + 1);
 writeReportSection(
@@ -34,7 +27,7 @@ writeReportSection(
   `## Fault soak${tls ? ' over TLS' : ''}: many clients, many faults
 
 Command: \`npm run test:faults:soak${tls ? ':tls' : ''}\` (SOAK_ACQUISITIONS=${minAcquisitions}, at least ${minFaults} faults), run ${new Date().toISOString().slice(0, 10)}.
-Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper} (Debian package), 3 servers on 127.0.0.1 with 200 ms ticks.
+Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper}, 3 servers on 127.0.0.1 with 200 ms ticks.
 Load: the machine was shared with other engineers' builds and tests (1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end), so the times are slower than on an idle machine.
 Clients: 5 Node processes, session timeout 2 s, on three resources (exclusive; read/write; mixed), ${tls ? "over TLS to each server's secureClientPort (client certificates required)" : 'over plain TCP'}, each through a proxy per server (the partitions).
 

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockLostError, LockService, ZkConnection, ZkLockModule, ZkTlsError } from '../../lib/index.js';
+import { LockLostError, LockService, ZkConnection, ZkConnectionError, ZkLockModule, ZkTlsError } from '../../lib/index.js';
 import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { eventually, expireSession } from '../support/zk-admin.js';
@@ -128,6 +130,36 @@ describe('over TLS, on a 3-node ensemble', () => {
       }
     }, 120_000);
   });
+
+  it("a server that drops the start-up probe's connection right after its TLS handshake (as a member does when it leaves the quorum), and then never answers, fails start-up at connectTimeoutMs, not with a TLS verdict", async () => {
+    // The probe sends nothing after its handshake; the C client sends its connect request at once.
+    // The first connection still silent after 100 ms is the probe's: dropped. The rest hang.
+    const sockets = new Set<TLSSocket>();
+    let dropped = 0;
+    const server = createTlsServer({ pfx: readFileSync(zk.materials.serverKeystore), passphrase: 'test-store-pw' }, (socket) => {
+      socket.on('error', () => undefined);
+      sockets.add(socket);
+      let spoke = false;
+      socket.once('data', () => (spoke = true));
+      setTimeout(() => {
+        if (spoke || dropped > 0) return;
+        dropped += 1;
+        socket.destroy();
+      }, 100);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const connection = new ZkConnection({ connectionString: `127.0.0.1:${(server.address() as { port: number }).port}`, tls: zk.side.tls, connectTimeoutMs: 3000 });
+    try {
+      const error = await connection.connect().then(() => undefined, (e: unknown) => e);
+      expect(dropped, 'the probe met a dropped connection').toBe(1);
+      expect(error).toBeInstanceOf(ZkConnectionError);
+      expect(error).not.toBeInstanceOf(ZkTlsError);
+    } finally {
+      connection.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 60_000);
 
   it('the reduced fault suite: a holder\'s server killed, the ensemble restarted, a holder partitioned, a server stalled, a session expired; every lock stays exclusive and fenced, nothing is left behind', async () => {
     const faults = ['kill-server-of-holder', 'restart-ensemble', 'partition-holder-both-ways', 'stall-server-of-holder', 'expire-session-of-holder'];
