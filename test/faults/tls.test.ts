@@ -131,7 +131,7 @@ describe('over TLS, on a 3-node ensemble', () => {
     }, 120_000);
   });
 
-  it("a server that drops the start-up probe's connection right after its TLS handshake (as a member does when it leaves the quorum), and then never answers, fails start-up at connectTimeoutMs, not with a TLS verdict", async () => {
+  it("a server that drops the start-up probe's first connection right after its TLS handshake (as a member closing every connection does), and then never answers, fails start-up at connectTimeoutMs, not with a TLS verdict", async () => {
     // The probe sends nothing after its handshake; the C client sends its connect request at once.
     // The first connection still silent after 100 ms is the probe's: dropped. The rest hang.
     const sockets = new Set<TLSSocket>();
