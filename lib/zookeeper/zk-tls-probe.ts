@@ -29,12 +29,20 @@ const REFUSAL_GRACE_MS = 300;
  * against `tls.ca` (no host name). The C client also trusts OpenSSL's default verify paths (the
  * system's CAs): a chain `tls.ca` does not verify is tried once more with Node's bundled root CAs
  * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
- * event loop). Without `tls` (undefined), it only asks whether the port speaks TLS.
+ * event loop). A refused client is tried once more too. Without `tls` (undefined), it only asks
+ * whether the port speaks TLS.
  */
 async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   const started = Date.now();
   const result = await handshake(host, port, tls, false, timeoutMs, signal);
-  if (result.outcome !== 'failed' || result.failure !== 'server-not-trusted' || signal?.aborted) return result;
+  if (result.outcome !== 'failed' || signal?.aborted) return result;
+  if (result.failure === 'client-refused') {
+    // A server that refuses this client refuses it again; one that was closing every connection
+    // (leaving the quorum, shutting down) as the first handshake ended does not.
+    const again = await handshake(host, port, tls, false, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+    return again.outcome === 'failed' && again.failure === 'client-refused' ? result : { outcome: 'inconclusive', detail: `${result.detail}; not again` };
+  }
+  if (result.failure !== 'server-not-trusted') return result;
   const again = await handshake(host, port, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
   return again.outcome === 'failed' && again.failure === 'server-not-trusted' ? result : { outcome: 'inconclusive', detail: `${result.detail}; trusted with the default root CAs` };
 }
@@ -120,12 +128,14 @@ function classifyClosed(withTls: boolean): TlsProbeResult {
     : { outcome: 'inconclusive', detail: 'the connection closed' };
 }
 
-/** What to do about each failure, for ZkTlsError's message. */
 /**
  * Rejects with ZkTlsError when a TLS probe of a server of `connectString` (see probeTls) finds a
- * definite failure; otherwise never settles. With `tls`, every server is probed at once; without,
- * only if no session is up after half the connect timeout, and only to ask whether the port speaks
- * TLS only.
+ * definite failure and no probe of another server succeeded; otherwise never settles. With `tls`,
+ * every server is probed at once; without, only if no session is up after half the connect timeout,
+ * and only to ask whether the port speaks TLS only. A server that answered in TLS as expected lets
+ * the C client connect there: a member that is down behind a TCP proxy (which accepts, then drops
+ * the connection, as a plain port does) or closing its connections as it restarts must not fail
+ * the start-up, so the verdict waits for every probe.
  */
 export function tlsFailureOf(
   connectionString: string,
@@ -137,11 +147,17 @@ export function tlsFailureOf(
   return new Promise<never>((_, reject) => {
     const { hosts } = parseConnectString(connectString);
     const probeAll = (budgetMs: number): void => {
+      let pending = hosts.length;
+      let answered = false;
+      let failure: ZkTlsError | undefined;
       for (const { host, port } of hosts) {
         void probeTls(host, port, tls, budgetMs, signal).then((result) => {
-          if (result.outcome !== 'failed' || signal.aborted) return;
+          if (signal.aborted) return;
           const server = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-          reject(new ZkTlsError(connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]));
+          if (result.outcome === 'ok') answered = true;
+          if (result.outcome === 'failed') failure ??= new ZkTlsError(connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]);
+          pending -= 1;
+          if (pending === 0 && !answered && failure) reject(failure);
         });
       }
     };
@@ -151,6 +167,7 @@ export function tlsFailureOf(
   });
 }
 
+/** What to do about each failure, for ZkTlsError's message. */
 export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
   'server-not-trusted':
     "Give in tls.ca the CA certificate that signed the servers' certificates (their ssl.keyStore), in PEM; check that those have not expired.",

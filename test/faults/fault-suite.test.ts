@@ -20,6 +20,8 @@ describe('fault suite (reduced: every fault once) on a 3-node ensemble with clie
     if (!only) {
       expect(report.result.figures.excusedOverlaps).toBeGreaterThan(0);
       expect(report.result.figures.writesRefused).toBeGreaterThan(0);
+      // Each client partition (both ways, each way) cut off a holder, and that holder was told.
+      expect(report.partitions).toEqual({ cut: 3, holderTold: 3 });
     }
   }, 900_000);
 });

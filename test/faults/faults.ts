@@ -5,6 +5,7 @@
 import { ZkNoNodeError, ZkNodeExistsError, ZkNotEmptyError } from '../../lib/zookeeper/zk-errors.js';
 import { expireSession } from '../support/zk-admin.js';
 import type { ZkServer } from '../support/zk-server.js';
+import type { Partition } from '../support/zk-proxy.js';
 import type { FaultHarness } from './harness.js';
 import type { ClientEvent } from './history.js';
 
@@ -52,6 +53,23 @@ function pauseHolder(factor: number): Fault {
     await sleep(factor * h.options.sessionTimeoutMs);
     process.kill(h.pid(client), 'SIGCONT');
     h.record('resume-client', client);
+    await sleep(h.options.sessionTimeoutMs);
+  };
+}
+
+/**
+ * Cuts a client that holds a lock off from every server, one way or both, for 1.5 session
+ * timeouts, then heals it. Both ways or its requests dropped: the servers expire its session. Its
+ * replies dropped: its pings still arrive and its session lives on, while it hears nothing.
+ * Either way it must be told it lost the lock before anyone else is granted it.
+ */
+function partitionHolder(which: Exclude<Partition, 'none'>, index: number): Fault {
+  return async (h) => {
+    const client = pickClient(h, index);
+    await holdNext(h, client, 1000);
+    h.partition(client, which);
+    await sleep(1.5 * h.options.sessionTimeoutMs);
+    h.partition(client, 'none');
     await sleep(h.options.sessionTimeoutMs);
   };
 }
@@ -182,8 +200,27 @@ export const FAULTS: Record<string, Fault> = {
     const client = pickClient(h, 6);
     await holdNext(h, client, 1000);
     h.kill(client);
-    h.spawn();
+    await h.spawn();
     await sleep(2 * h.options.sessionTimeoutMs);
+  },
+
+  'partition-holder-both-ways': partitionHolder('both', 8),
+  'partition-holder-requests-dropped': partitionHolder('to-server', 9),
+  'partition-holder-replies-dropped': partitionHolder('to-client', 10),
+
+  // Stopped (SIGSTOP) for 1.5 session timeouts, its sockets open: its clients hear nothing, move to
+  // another server within the session timeout or lose their session, and must be told either way.
+  'stall-server-of-holder': async (h) => {
+    const client = pickClient(h, 7);
+    await holdNext(h, client, 1000);
+    const server = await h.serverOf(client);
+    if (!server) return;
+    h.record('pause-server', `zk${server.id}`, `the server ${client} is connected to, while it holds`);
+    server.pause();
+    await sleep(1.5 * h.options.sessionTimeoutMs);
+    server.resume();
+    h.record('resume-server', `zk${server.id}`);
+    await h.healthy();
   },
 };
 

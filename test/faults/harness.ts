@@ -10,8 +10,11 @@ import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/zk-admin.js';
+import type { Partition } from '../support/zk-proxy.js';
 import type { ZkEnsemble, ZkServer } from '../support/zk-server.js';
+import { type ClientSide, PLAIN_CLIENTS } from '../support/zk-tls-servers.js';
 import { type CheckResult, checkHistory } from './checker.js';
 import {
   type ClientEvent,
@@ -43,6 +46,8 @@ interface Worker {
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
   session?: { id: string; password: string };
+  /** Its way to each server (one proxy per member), so that the injector can partition it. */
+  readonly proxies: TcpProxy[];
   onCreating?: () => void;
   done: boolean;
   /** The injector killed it on purpose. */
@@ -74,9 +79,14 @@ export class FaultHarness {
   private clientCount = 0;
   private observer: ZkConnection | undefined;
 
+  /**
+   * @param clientSide how the clients under test reach the servers (plain TCP or TLS); the injector's
+   *   own tools (the observer, four-letter words, expiring a session) use the plain ports.
+   */
   constructor(
     readonly ensemble: ZkEnsemble,
     readonly options: HarnessOptions,
+    readonly clientSide: ClientSide = PLAIN_CLIENTS,
   ) {}
 
   async start(): Promise<void> {
@@ -84,13 +94,14 @@ export class FaultHarness {
     this.observer = new ZkConnection({ connectionString: this.ensemble.connectString, sessionTimeoutMs: 10_000, connectTimeoutMs: 60_000 });
     this.observer.onStateChange((state, id) => this.record('observer', state, id));
     await this.observer.connect();
-    for (let i = 0; i < this.options.clients; i++) this.spawn();
+    for (let i = 0; i < this.options.clients; i++) await this.spawn();
   }
 
-  /** Starts one more client process. */
-  spawn(): string {
+  /** Starts one more client process, which reaches each server through a proxy of its own. */
+  async spawn(): Promise<string> {
     this.clientCount += 1;
     const client = `c${this.clientCount}`;
+    const proxies = await Promise.all(this.ensemble.servers.map((s) => startTcpProxy(Number(this.clientSide.address(s).split(':')[1]))));
     // isolatedForkOptions: a worker must not keep the observer's socket open (see isolated-spawn.ts).
     const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...isolatedForkOptions() });
     const exited = new Promise<void>((resolve) =>
@@ -98,15 +109,16 @@ export class FaultHarness {
         // A worker that ends before it said it was done, and that nobody killed, crashed: its open
         // holds would otherwise show up as overlaps with everything after them.
         if (!worker.done && !worker.killed) this.record('client-died', client, `exit code ${code}, signal ${signal}`);
-        resolve();
+        void Promise.all(proxies.map((p) => p.close())).then(() => resolve());
       }),
     );
-    const worker: Worker = { client, child, exited, done: false, killed: false };
+    const worker: Worker = { client, child, exited, proxies, done: false, killed: false };
     this.workers.set(client, worker);
     child.on('message', (message: WorkerMessage) => this.receive(worker, message));
     const config: WorkerConfig = {
       client,
-      connectionString: this.ensemble.connectString,
+      connectionString: proxies.map((p) => p.connectString).join(','),
+      tls: this.clientSide.tls,
       rootPath: this.rootPath,
       sessionTimeoutMs: this.options.sessionTimeoutMs,
       resources: this.options.resources,
@@ -150,6 +162,12 @@ export class FaultHarness {
     worker.child.kill('SIGKILL');
   }
 
+  /** Holds back `client`'s traffic to and from every server, one way or both ('none' heals). */
+  partition(client: string, which: Partition): void {
+    this.record(which === 'none' ? 'heal-client' : 'partition-client', client, which === 'none' ? undefined : which);
+    for (const proxy of this.workers.get(client)!.proxies) proxy.partition(which);
+  }
+
   /** Resolves with the first event from now on that matches. */
   nextEvent(match: (event: ClientEvent) => boolean, timeoutMs = 30_000): Promise<ClientEvent> {
     return new Promise((resolve, reject) => {
@@ -180,7 +198,7 @@ export class FaultHarness {
     if (!id) return undefined;
     for (const server of this.ensemble.servers) {
       if (!server.running) continue;
-      const cons = await server.fourLetter('cons').catch(() => '');
+      const cons = await this.clientSide.connections(server).catch(() => '');
       if (cons.includes(`sid=0x${id}`)) return server;
     }
     return undefined;

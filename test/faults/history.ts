@@ -3,6 +3,7 @@
  * with the machine's monotonic clock (process.hrtime, CLOCK_MONOTONIC on Linux: one clock for every
  * process on the machine), in ms.
  */
+import type { ZkTlsOptions } from '../../lib/zookeeper/zk-tls.options.js';
 
 export type LockMode = 'exclusive' | 'read' | 'write';
 
@@ -45,6 +46,8 @@ export type WorkerMessage =
 export interface WorkerConfig {
   readonly client: string;
   readonly connectionString: string;
+  /** TLS to the servers' secure ports; undefined: plain TCP. */
+  readonly tls: ZkTlsOptions | undefined;
   readonly rootPath: string;
   readonly sessionTimeoutMs: number;
   /** Resource name -> the modes clients use on it. */

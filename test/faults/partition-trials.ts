@@ -13,15 +13,15 @@ import { LockService } from '../../lib/service/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
 import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 import { type ChildProcess, fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
-import { makeDataDir } from '../../lib/testing/zk-process.js';
-import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { freePorts, startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
+import type { ZkTlsOptions } from '../../lib/zookeeper/zk-tls.options.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
 import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
+import { PLAIN_CLIENTS, type TlsZooKeeper } from '../support/zk-tls-servers.js';
+import { startIsolatableEnsemble } from './isolatable-ensemble.js';
+import { describeTrial } from './partition-summary.js';
 
 export const TRIAL_SESSION_TIMEOUT_MS = 2000;
 
@@ -59,7 +59,7 @@ const WAITER = fileURLToPath(
 const clock = (): number => performance.timeOrigin + performance.now();
 
 /** W: a LockService in a process of its own, waiting for the lock; `granted` resolves with the time. */
-async function startWaiter(connect: string, rootPath: string, kind: Kind): Promise<{ granted: Promise<number>; stop(): Promise<void> }> {
+async function startWaiter(connect: string, rootPath: string, kind: Kind, tls: ZkTlsOptions | undefined): Promise<{ granted: Promise<number>; stop(): Promise<void> }> {
   const child: ChildProcess = fork(WAITER, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], ...isolatedForkOptions() });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let waiting!: () => void;
@@ -73,7 +73,7 @@ async function startWaiter(connect: string, rootPath: string, kind: Kind): Promi
     void exited.then(() => reject(new Error('W exited before it was granted')));
   });
   granted.catch(() => undefined);
-  child.send({ connect, rootPath, kind, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS });
+  child.send({ connect, rootPath, kind, tls, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS });
   await Promise.race([isWaiting, granted.then(() => undefined), exited]);
   return {
     granted,
@@ -93,8 +93,8 @@ const OBSERVE_MS = 5 * TRIAL_SESSION_TIMEOUT_MS + 4000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function service(connectionString: string, rootPath: string, leaseMarginMs?: number): Promise<LockService> {
-  const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS, rootAclCheck: 'off', leaseMarginMs });
+async function service(connectionString: string, rootPath: string, leaseMarginMs?: number, tls?: ZkTlsOptions): Promise<LockService> {
+  const locks = new LockService({ connectionString, rootPath, sessionTimeoutMs: TRIAL_SESSION_TIMEOUT_MS, rootAclCheck: 'off', leaseMarginMs, tls });
   await locks.onModuleInit();
   return locks;
 }
@@ -120,7 +120,8 @@ async function close(locks: LockService | undefined): Promise<void> {
 
 /**
  * One trial: H (on `holderConnect`) takes the lock, W (on `otherConnect`) queues for it, `inject`
- * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened.
+ * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened. Both
+ * connect with `tls` when it is given.
  */
 async function trial(
   fault: PartitionFault,
@@ -130,15 +131,16 @@ async function trial(
   otherConnect: string,
   inject: () => Promise<void> | void,
   heal: () => Promise<void> | void,
-  holderLeaseMarginMs?: number,
+  holderLeaseMarginMs: number | undefined,
+  tls: ZkTlsOptions | undefined,
 ): Promise<TrialResult> {
   const rootPath = `/partition-${process.pid}-${fault}-${index}`;
   let h: LockService | undefined;
   let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
   try {
-    h = await service(holderConnect, rootPath, holderLeaseMarginMs);
+    h = await service(holderConnect, rootPath, holderLeaseMarginMs, tls);
     const held = await take(h, kind, true);
-    w = await startWaiter(otherConnect, rootPath, kind);
+    w = await startWaiter(otherConnect, rootPath, kind, tls);
     let grantedEarly = false;
     void w.granted.then(() => (grantedEarly = true), () => undefined);
     // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
@@ -169,17 +171,40 @@ async function trial(
   }
 }
 
-/** Runs `trials` trials of each fault on one standalone server, H through a TCP proxy. */
-export async function runStandaloneTrials(faults: readonly StandaloneFault[], trials: number, log: (line: string) => void = () => undefined): Promise<TrialResult[]> {
-  const server = await startZkServer();
-  const proxy = await startZkProxy({ port: server.clientPort });
+/** What the standalone trials need of a proxy (the ZooKeeper-aware one over TCP, a plain forwarder over TLS). */
+type PartitionProxy = Pick<ZkProxy, 'connectString' | 'partition' | 'dropConnections' | 'close'>;
+
+/**
+ * Runs `trials` trials of each fault on one standalone server, H through a proxy; over TLS when
+ * `tls` is given (H and W connect to its secure port, H's proxy passes the TLS bytes through).
+ */
+export async function runStandaloneTrials(
+  faults: readonly StandaloneFault[],
+  trials: number,
+  log: (line: string) => void = () => undefined,
+  tls?: TlsZooKeeper,
+): Promise<TrialResult[]> {
+  const side = tls?.side ?? PLAIN_CLIENTS;
+  const server = await (tls ? tls.startServer() : startZkServer());
+  const address = side.address(server);
+  const proxy: PartitionProxy = tls ? await startTcpProxy(Number(address.split(':')[1])) : await startZkProxy({ port: server.clientPort });
   const results: TrialResult[] = [];
   try {
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
         const kind = KINDS[(i + f) % KINDS.length]!;
-        const result = await trial(fault, kind, i, proxy.connectString, server.connectString, injectStandalone(fault, server, proxy), () => healStandalone(server, proxy));
-        log(describe(result));
+        const result = await trial(
+          fault,
+          kind,
+          i,
+          proxy.connectString,
+          address,
+          injectStandalone(fault, server, proxy),
+          () => healStandalone(server, proxy),
+          undefined,
+          side.tls,
+        );
+        log(describeTrial(result));
         results.push(result);
       }
     }
@@ -190,7 +215,7 @@ export async function runStandaloneTrials(faults: readonly StandaloneFault[], tr
   return results;
 }
 
-function injectStandalone(fault: StandaloneFault, server: ZkServer, proxy: ZkProxy): () => Promise<void> {
+function injectStandalone(fault: StandaloneFault, server: ZkServer, proxy: PartitionProxy): () => Promise<void> {
   return async () => {
     if (fault === 'stall-server') {
       // Stopped for 1.5 session timeouts: on resuming, the server expires the sessions it has not
@@ -209,7 +234,7 @@ function injectStandalone(fault: StandaloneFault, server: ZkServer, proxy: ZkPro
   };
 }
 
-async function healStandalone(server: ZkServer, proxy: ZkProxy): Promise<void> {
+async function healStandalone(server: ZkServer, proxy: PartitionProxy): Promise<void> {
   proxy.partition('none');
   proxy.dropConnections();
   server.resume();
@@ -218,9 +243,16 @@ async function healStandalone(server: ZkServer, proxy: ZkProxy): Promise<void> {
 /**
  * Runs `trials` trials of each fault on a 3-node ensemble. H connects to one member only (the
  * leader or a follower, as the fault needs), W to the two others; the member is killed or stopped.
+ * Over TLS when `tls` is given.
  */
-export async function runEnsembleTrials(faults: readonly EnsembleFault[], trials: number, log: (line: string) => void = () => undefined): Promise<TrialResult[]> {
-  const ensemble = await startZkEnsemble(3);
+export async function runEnsembleTrials(
+  faults: readonly EnsembleFault[],
+  trials: number,
+  log: (line: string) => void = () => undefined,
+  tls?: TlsZooKeeper,
+): Promise<TrialResult[]> {
+  const side = tls?.side ?? PLAIN_CLIENTS;
+  const ensemble = await (tls ? tls.startEnsemble(3) : startZkEnsemble(3));
   const results: TrialResult[] = [];
   try {
     for (const [f, fault] of faults.entries()) {
@@ -229,12 +261,12 @@ export async function runEnsembleTrials(faults: readonly EnsembleFault[], trials
         await allServing(ensemble);
         const leader = await ensemble.leader();
         const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
-        const others = ensemble.servers.filter((s) => s !== target).map((s) => s.connectString).join(',');
+        const others = ensemble.servers.filter((s) => s !== target).map((s) => side.address(s)).join(',');
         const result = await trial(
           fault,
           kind,
           i,
-          target.connectString,
+          side.address(target),
           others,
           async () => {
             if (fault.startsWith('kill')) await target.kill();
@@ -244,8 +276,10 @@ export async function runEnsembleTrials(faults: readonly EnsembleFault[], trials
             if (fault.startsWith('kill')) await target.start();
             else target.resume();
           },
+          undefined,
+          side.tls,
         );
-        log(describe(result));
+        log(describeTrial(result));
         results.push(result);
       }
     }
@@ -265,8 +299,10 @@ export async function runIsolationTrials(
   trials: number,
   leaseMarginMs: number | undefined,
   log: (line: string) => void = () => undefined,
+  tls?: TlsZooKeeper,
 ): Promise<TrialResult[]> {
-  const ensemble = await startIsolatableEnsemble();
+  const side = tls?.side ?? PLAIN_CLIENTS;
+  const ensemble = await startIsolatableEnsemble(tls);
   const results: TrialResult[] = [];
   try {
     for (let i = 0; i < trials; i++) {
@@ -276,72 +312,20 @@ export async function runIsolationTrials(
         'isolate-follower',
         KINDS[i % KINDS.length]!,
         i,
-        three!.connectString,
-        `${one!.connectString},${two!.connectString}`,
+        side.address(three!),
+        `${side.address(one!)},${side.address(two!)}`,
         () => ensemble.cut(true),
         () => ensemble.cut(false),
         leaseMarginMs,
+        side.tls,
       );
-      log(`${describe(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
+      log(`${describeTrial(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
       results.push(result);
     }
   } finally {
     await ensemble.stop();
   }
   return results;
-}
-
-/**
- * A 3-node ensemble whose member 3 reaches the others, and they it, only through proxies that can
- * cut it off. Members 1 and 2 start first, so one of them leads and 3 follows.
- */
-async function startIsolatableEnsemble(): Promise<ZkEnsemble & { cut(cut: boolean): void }> {
-  const ports = await freePorts(9);
-  const real = [1, 2, 3].map((id) => ({ id, client: ports[(id - 1) * 3]!, quorum: ports[(id - 1) * 3 + 1]!, election: ports[(id - 1) * 3 + 2]! }));
-  const proxies: TcpProxy[] = [];
-  const via = async (port: number): Promise<number> => {
-    const proxy = await startTcpProxy(port);
-    proxies.push(proxy);
-    return proxy.port;
-  };
-  // How each member sees the others: 3 sees 1 and 2 through proxies, and 1 and 2 see 3 through one.
-  const seen = async (by: number, of: (typeof real)[number]): Promise<string> => {
-    const proxied = by !== of.id && (by === 3 || of.id === 3);
-    const quorum = proxied ? await via(of.quorum) : of.quorum;
-    const election = proxied ? await via(of.election) : of.election;
-    return `server.${of.id}=127.0.0.1:${quorum}:${election}`;
-  };
-  const servers: JavaZkServer[] = [];
-  for (const member of real) {
-    const peers: string[] = [];
-    for (const other of real) peers.push(await seen(member.id, other));
-    const dataDir = makeDataDir();
-    writeFileSync(join(dataDir, 'myid'), `${member.id}\n`);
-    servers.push(new JavaZkServer(member.id, member.client, dataDir, peers));
-  }
-  const stopAll = async (): Promise<void> => {
-    await Promise.all(servers.map((s) => s.stop()));
-    await Promise.all(proxies.map((p) => p.close()));
-  };
-  try {
-    await Promise.all([servers[0]!.start(), servers[1]!.start()]);
-    await servers[2]!.start();
-  } catch (error) {
-    await stopAll();
-    throw error;
-  }
-  return {
-    servers,
-    connectString: servers.map((s) => s.connectString).join(','),
-    async leader() {
-      for (const server of servers) if (/Mode: leader/.test(await server.fourLetter('srvr').catch(() => ''))) return server;
-      throw new Error('no leader');
-    },
-    stop: stopAll,
-    cut(cut) {
-      for (const proxy of proxies) proxy.cut(cut);
-    },
-  };
 }
 
 /** Waits until every member answers and one of them leads. */
@@ -353,11 +337,6 @@ async function allServing(ensemble: ZkEnsemble): Promise<void> {
     if (performance.now() > deadline) throw new Error(`the ensemble did not recover: ${modes.map((m) => /Mode: \w+/.exec(m)?.[0] ?? 'down').join(', ')}`);
     await sleep(200);
   }
-}
-
-function describe(r: TrialResult): string {
-  const ms = (v: number | undefined): string => (v === undefined ? 'never' : `${Math.round(v)} ms`);
-  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)} (${r.reason ?? '-'}), W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
 }
 
 /**
@@ -383,34 +362,4 @@ export async function measureLeaseCost(timeouts: number): Promise<{ requestsPerS
     await proxy.close();
     await server.stop();
   }
-}
-
-export interface FaultSummary {
-  readonly fault: PartitionFault;
-  readonly trials: number;
-  /** Trials where W was granted before H was told (the goal: 0). */
-  readonly unsafe: number;
-  /** Trials where W was granted within the trial. */
-  readonly granted: number;
-  /** Smallest (W granted − H told) over trials where W was granted, ms. */
-  readonly smallestMarginMs: number | undefined;
-  /** Largest time from the fault to H being told, ms. */
-  readonly slowestToldMs: number | undefined;
-}
-
-export function summarize(results: readonly TrialResult[]): FaultSummary[] {
-  const faults = [...new Set(results.map((r) => r.fault))];
-  return faults.map((fault) => {
-    const mine = results.filter((r) => r.fault === fault);
-    const margins = mine.filter((r) => r.otherGrantedMs !== undefined && r.holderToldMs !== undefined).map((r) => r.otherGrantedMs! - r.holderToldMs!);
-    const told = mine.filter((r) => r.holderToldMs !== undefined).map((r) => r.holderToldMs!);
-    return {
-      fault,
-      trials: mine.length,
-      unsafe: mine.filter((r) => r.unsafe).length,
-      granted: mine.filter((r) => r.otherGrantedMs !== undefined).length,
-      smallestMarginMs: margins.length ? Math.min(...margins) : undefined,
-      slowestToldMs: told.length ? Math.max(...told) : undefined,
-    };
-  });
 }

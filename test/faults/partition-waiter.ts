@@ -2,16 +2,19 @@
  * W of a partition trial, in a process of its own (so that nothing the holder's process does can
  * delay or hurry what W sees): connects, asks for the lock, tells the parent when it was granted
  * (on the machine's clock: `performance.timeOrigin + performance.now()`), then waits to be told to
- * release and stop. Arguments come as one JSON message: { connect, rootPath, kind }.
+ * release and stop. Arguments come as one JSON message: { connect, rootPath, kind, sessionTimeoutMs, tls }.
  */
 import { LockService } from '../../lib/service/lock.service.js';
 import type { LockHandle } from '../../lib/recipes/lock-handle.js';
+import type { ZkTlsOptions } from '../../lib/zookeeper/zk-tls.options.js';
 
 interface Task {
   connect: string;
   rootPath: string;
   kind: 'exclusive' | 'write' | 'semaphore' | 'simple';
   sessionTimeoutMs: number;
+  /** TLS to the servers' secure ports; undefined: plain TCP. */
+  tls?: ZkTlsOptions;
 }
 
 const send = (message: object): void => {
@@ -26,7 +29,7 @@ process.once('message', (task: Task) => {
 });
 
 async function run(task: Task): Promise<void> {
-  const locks = new LockService({ connectionString: task.connect, rootPath: task.rootPath, sessionTimeoutMs: task.sessionTimeoutMs, rootAclCheck: 'off' });
+  const locks = new LockService({ connectionString: task.connect, rootPath: task.rootPath, sessionTimeoutMs: task.sessionTimeoutMs, rootAclCheck: 'off', tls: task.tls });
   await locks.onModuleInit();
   const acquiring: Promise<LockHandle> =
     task.kind === 'write'

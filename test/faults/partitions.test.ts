@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { tlsZooKeeper } from '../support/zk-tls-servers.js';
 import {
   ENSEMBLE_FAULTS,
   measureLeaseCost,
@@ -6,9 +7,9 @@ import {
   runIsolationTrials,
   runStandaloneTrials,
   STANDALONE_FAULTS,
-  summarize,
   type TrialResult,
 } from './partition-trials.js';
+import { summarize } from './partition-summary.js';
 
 // A few trials of each fault per run (PARTITION_TRIALS to change it); `npm run test:partitions`
 // runs the full count for docs/faults.md. Each asserts an order of events, never a duration.
@@ -36,6 +37,18 @@ describe('a holder cut off from ZooKeeper is told before anyone else is granted 
 
   it("3-node ensemble: the holder's follower cut off from the others goes on answering it, and the lease margin covers that", async () => {
     expectHolderToldFirst(await runIsolationTrials(TRIALS, undefined, log));
+  }, TEN_MINUTES);
+
+  it('over TLS (secure ports, client certificates): the holder partitioned both ways, and its only server, a follower, killed', async () => {
+    const tls = tlsZooKeeper();
+    try {
+      expectHolderToldFirst([
+        ...(await runStandaloneTrials(['partition-both'], TRIALS, log, tls)),
+        ...(await runEnsembleTrials(['kill-follower'], TRIALS, log, tls)),
+      ]);
+    } finally {
+      tls.remove();
+    }
   }, TEN_MINUTES);
 
   it('an idle holder renews its lease with a few reads per session timeout, and nothing else', async () => {

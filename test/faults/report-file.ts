@@ -1,3 +1,4 @@
+import { execSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /**
@@ -14,4 +15,19 @@ export function writeReportSection(name: string, text: string): void {
   const to = current.indexOf(end);
   const next = from >= 0 && to > from ? current.slice(0, from) + section + current.slice(to + end.length) : `${current.trimEnd()}\n\n${section}\n`;
   writeFileSync(file, next);
+}
+
+/**
+ * The ZooKeeper the runs used, as the reports name it: the version of the Debian package that owns
+ * the server jar (`zookeeper` depends on `libzookeeper-java`, which holds the jar).
+ */
+export function zookeeperVersion(): string {
+  for (const name of ['zookeeper', 'libzookeeper-java']) {
+    try {
+      return `${execSync(`dpkg-query -W -f='\${Version}' ${name}`, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()} (Debian's ${name})`;
+    } catch {
+      // not installed under this name: try the next
+    }
+  }
+  return 'unknown';
 }

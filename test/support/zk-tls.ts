@@ -220,7 +220,7 @@ export async function startTlsZkServer(materials: TlsMaterials, clientAuth: 'nee
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (!running) throw new Error(`the TLS ZooKeeper exited during start-up; its log: ${logFile}\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
-    if (/Mode: standalone/.test(await tlsSrvr(port, materials).catch(() => ''))) break;
+    if (/Mode: standalone/.test(await tlsFourLetter(port, materials, 'srvr').catch(() => ''))) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`the TLS ZooKeeper did not serve within 30 s; its log: ${logFile}`);
@@ -230,15 +230,15 @@ export async function startTlsZkServer(materials: TlsMaterials, clientAuth: 'nee
   return { port, connectString: `127.0.0.1:${port}`, dataDir, stop };
 }
 
-/** `srvr` over TLS, with the good client certificate. */
-function tlsSrvr(port: number, m: TlsMaterials): Promise<string> {
+/** A four-letter word (`srvr`, `cons` ...) sent to a secure port over TLS, with the good client certificate. */
+export function tlsFourLetter(port: number, m: TlsMaterials, command: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = tlsConnect({
       host: '127.0.0.1', port, ca: readFileSync(m.ca), cert: readFileSync(m.clientCert), key: readFileSync(m.clientKey), checkServerIdentity: () => undefined,
     });
     let answer = '';
     const timer = setTimeout(() => socket.destroy(new Error('timeout')), 2000);
-    socket.once('secureConnect', () => socket.write('srvr'));
+    socket.once('secureConnect', () => socket.write(command));
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.once('error', (e) => {
       clearTimeout(timer);
