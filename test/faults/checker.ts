@@ -145,11 +145,18 @@ export function checkHistory(events: readonly ClientEvent[], actions: readonly F
   const recreations = actions.filter((a) => a.action === 'recreate-parent');
   for (const [resource, list] of byResource) {
     const cuts = recreations.filter((a) => a.target === resource).map((a) => a.t);
+    // Only holds of one queue (one incarnation of the parent) are ordered by their sequences, so
+    // pairs are compared within each queue: far fewer pairs in a long soak than all of a resource's.
+    for (const queue of groupBy(list, (h) => h.queueId).values()) {
+      checkQueueOrder(resource, queue, cuts);
+    }
+  }
+
+  function checkQueueOrder(resource: string, list: readonly Hold[], cuts: readonly number[]): void {
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
         const [a, b] = [list[i]!, list[j]!];
         if (!isWrite(a.mode) && !isWrite(b.mode)) continue;
-        if (a.queueId !== b.queueId) continue; // ZooKeeper reaped the idle parent in between
         if (grantedStale(a) || grantedStale(b)) continue; // its grant was read after a pause past its session
         const from = Math.min(a.requested, b.requested);
         if (cuts.some((t) => t >= from && t <= b.granted)) continue;

@@ -3,12 +3,21 @@ import { checkHistory, fencedStore } from '../faults/checker.js';
 import type { ClientEvent, FaultAction, FencedWrite, LockMode } from '../faults/history.js';
 
 /** One hold, as a worker would record it. */
-function hold(client: string, op: number, mode: LockMode, granted: number, end: number, token: number, sequence: number, options: { lost?: boolean; resource?: string } = {}): ClientEvent[] {
+function hold(
+  client: string,
+  op: number,
+  mode: LockMode,
+  granted: number,
+  end: number,
+  token: number,
+  sequence: number,
+  options: { lost?: boolean; resource?: string; queueId?: string } = {},
+): ClientEvent[] {
   const resource = options.resource ?? 'r';
   const t = token.toString().padStart(20, '0');
   const events: ClientEvent[] = [
     { type: 'requested', client, op, resource, mode, t: granted - 1 },
-    { type: 'granted', client, op, resource, mode, t: granted, token: t, sequence, queueId: '1', session: client },
+    { type: 'granted', client, op, resource, mode, t: granted, token: t, sequence, queueId: options.queueId ?? '1', session: client },
   ];
   if (options.lost) events.push({ type: 'lost', client, op, t: end, detail: 'expired' });
   else events.push({ type: 'releasing', client, op, t: end }, { type: 'released', client, op, t: end + 1 });
@@ -93,6 +102,14 @@ describe('fault-suite history checker', () => {
   it('lets sequences restart after the parent was re-created', () => {
     const events = [...hold('a', 1, 'write', 10, 20, 100, 7), ...hold('b', 1, 'write', 30, 40, 101, 0)];
     expect(checkHistory(events, [{ t: 25, action: 'recreate-parent', target: 'r' }], [], 100).violations).toEqual([]);
+  });
+
+  it('orders sequences within one queue only: a parent reaped and created again starts them over', () => {
+    const reaped = [...hold('a', 1, 'write', 10, 20, 100, 7), ...hold('b', 1, 'write', 30, 40, 101, 0, { queueId: '2' })];
+    expect(checkHistory(reaped, [], [], 100).violations).toEqual([]);
+    // The control: the same two grants in one queue are against its order.
+    const oneQueue = [...hold('a', 1, 'write', 10, 20, 100, 7), ...hold('b', 1, 'write', 30, 40, 101, 0)];
+    expect(checkHistory(oneQueue, [], [], 100).violations.join()).toMatch(/against queue order/);
   });
 
   it('has a fenced store that refuses lower tokens and stale reads, in send order', () => {
