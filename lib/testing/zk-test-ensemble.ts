@@ -46,6 +46,13 @@ export async function startZkEnsemble(size = 3, options: ZkEnsembleOptions = {})
     await Promise.all(servers.map((s) => s.stop()));
     throw error;
   }
+  return ensembleOf(servers, async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+}
+
+/** The ensemble of these started `servers`, which `stop` stops (with whatever else it set up). */
+export function ensembleOf(servers: ZkServer[], stop: () => Promise<void>): ZkEnsemble {
   return {
     servers,
     connectString: servers.map((s) => s.connectString).join(','),
@@ -55,10 +62,8 @@ export async function startZkEnsemble(size = 3, options: ZkEnsembleOptions = {})
         const mode = await server.fourLetter('srvr').catch(() => '');
         if (/Mode: (leader|standalone)/.test(mode)) return server;
       }
-      throw new ZkLockError('No running member of the ensemble is the leader: fewer than a quorum run, or an election is under way (retry shortly).');
+      throw new ZkLockError('No running member of the ensemble is the leader: fewer than a quorum run, or an election under way (retry shortly).');
     },
-    async stop() {
-      await Promise.all(servers.map((s) => s.stop()));
-    },
+    stop,
   };
 }

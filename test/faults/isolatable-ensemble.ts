@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDataDir } from '../../lib/testing/zk-process.js';
+import { ensembleOf } from '../../lib/testing/zk-test-ensemble.js';
 import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { freePorts, type ZkEnsemble } from '../support/zk-server.js';
@@ -50,16 +51,9 @@ export async function startIsolatableEnsemble(tls?: TlsZooKeeper): Promise<ZkEns
     await stopAll();
     throw error;
   }
-  return {
-    servers,
-    connectString: servers.map((s) => s.connectString).join(','),
-    async leader() {
-      for (const server of servers) if (/Mode: leader/.test(await server.fourLetter('srvr').catch(() => ''))) return server;
-      throw new Error('no leader');
-    },
-    stop: stopAll,
-    cut(cut) {
+  return Object.assign(ensembleOf(servers, stopAll), {
+    cut(cut: boolean): void {
       for (const proxy of proxies) proxy.cut(cut);
     },
-  };
+  });
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ZkTlsOptions } from '../../lib/zookeeper/zk-tls.options.js';
 import { makeDataDir, ZK_JAR } from '../../lib/testing/zk-process.js';
+import { ensembleOf } from '../../lib/testing/zk-test-ensemble.js';
 import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
 import { freePorts, type ZkEnsemble, type ZkServer } from './zk-server.js';
 import { makeTlsMaterials, tlsFourLetter, type TlsMaterials } from './zk-tls.js';
@@ -122,17 +123,7 @@ export function tlsZooKeeper(): TlsZooKeeper {
         await stop();
         throw error;
       }
-      return {
-        servers,
-        connectString: servers.map((s) => s.connectString).join(','),
-        async leader() {
-          for (const server of servers) {
-            if (server.running && /Mode: leader/.test(await server.fourLetter('srvr').catch(() => ''))) return server;
-          }
-          throw new Error('no running member leads');
-        },
-        stop,
-      };
+      return ensembleOf(servers, stop);
     },
     remove() {
       rmSync(jars, { recursive: true, force: true });
