@@ -91,8 +91,11 @@ export class AcquireSpan {
   granted(waitMs: number, fencingToken: string, reentrant: boolean): HoldSpan {
     const held = { 'lock.fencing_token': fencingToken, 'lock.reentrant': reentrant };
     this.span.setAttributes({ 'lock.outcome': 'granted', 'lock.wait_ms': waitMs, ...held });
-    this.span.end();
-    const hold = this.tracer.startSpan('lock.hold', { attributes: { ...this.lock, ...held } }, this.parent);
+    // One instant for both: each span reads the clock its own way, so two readings can put the
+    // hold's start a fraction of a millisecond before the acquire's end.
+    const grantedAt = Date.now();
+    this.span.end(grantedAt);
+    const hold = this.tracer.startSpan('lock.hold', { attributes: { ...this.lock, ...held }, startTime: grantedAt }, this.parent);
     return new HoldSpan(this.api, hold);
   }
 

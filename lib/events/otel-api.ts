@@ -16,11 +16,12 @@ export interface OtelSpan {
   setStatus(status: { code: number; message?: string }): unknown;
   recordException(exception: Error): void;
   isRecording(): boolean;
-  end(): void;
+  /** `endTime` in milliseconds since the epoch; now when absent. */
+  end(endTime?: number): void;
 }
 
 export interface OtelTracer {
-  startSpan(name: string, options?: { attributes?: OtelAttributes }, context?: OtelContext): OtelSpan;
+  startSpan(name: string, options?: { attributes?: OtelAttributes; startTime?: number }, context?: OtelContext): OtelSpan;
 }
 
 export interface OtelApi {
