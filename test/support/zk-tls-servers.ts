@@ -42,8 +42,9 @@ export interface TlsZooKeeper {
   readonly side: ClientSide;
   readonly materials: TlsMaterials;
   /** One server with a secure port of its own (a member of an ensemble when `peers` is given); not started. */
-  member(id: number, clientPort: number, dataDir: string, peers?: string[]): Promise<JavaZkServer>;
-  startServer(): Promise<ZkServer>;
+  member(id: number, clientPort: number, dataDir: string, peers?: string[], extraConfig?: string[]): Promise<JavaZkServer>;
+  /** A standalone server; `extraConfig`: more zoo.cfg lines (e.g. `maxSessionTimeout=20000`). */
+  startServer(extraConfig?: string[]): Promise<ZkServer>;
   startEnsemble(size: number): Promise<ZkEnsemble>;
   /** Removes the keys and the class-path directory (stop the servers first). */
   remove(): void;
@@ -65,7 +66,7 @@ export function tlsZooKeeper(): TlsZooKeeper {
     if (secure === undefined) throw new Error(`server ${server.id} on ${server.clientPort} has no secure port: make it with tlsZooKeeper().member`);
     return secure;
   };
-  const member = async (id: number, clientPort: number, dataDir: string, peers?: string[]): Promise<JavaZkServer> => {
+  const member = async (id: number, clientPort: number, dataDir: string, peers?: string[], extraConfig: string[] = []): Promise<JavaZkServer> => {
     const [secure] = await freePorts(1);
     const password = 'test-store-pw';
     const server = new JavaZkServer(id, clientPort, dataDir, peers, {
@@ -82,6 +83,7 @@ export function tlsZooKeeper(): TlsZooKeeper {
         'ssl.trustStore.type=PKCS12',
         'ssl.clientAuth=need',
         'ssl.clientHostnameVerification=false',
+        ...extraConfig,
       ],
     });
     securePorts.set(server, secure!);
@@ -97,9 +99,9 @@ export function tlsZooKeeper(): TlsZooKeeper {
     side,
     materials,
     member,
-    async startServer() {
+    async startServer(extraConfig) {
       const [clientPort] = await freePorts(1);
-      const server = await member(1, clientPort!, makeDataDir());
+      const server = await member(1, clientPort!, makeDataDir(), undefined, extraConfig);
       await server.start();
       return server;
     },
