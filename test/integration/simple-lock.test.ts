@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { childrenOf, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
