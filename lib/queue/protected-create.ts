@@ -111,7 +111,8 @@ export class ProtectedCreate {
       const created = this.send(session, node, path);
       // Sent with the create, so answered right after it; undefined when it failed (the create's
       // own answer tells why).
-      const read = node.readBack === 'children' ? settled(session.getChildren(parent)) : node.readBack === 'node' ? settled(session.getData(path)) : undefined;
+      const read =
+        node.readBack === 'children' ? settled(session.getChildren(parent)) : node.readBack === 'node' ? settled(session.getData(path)) : undefined;
       let createdPath: string;
       try {
         createdPath = await created;
@@ -144,13 +145,16 @@ export class ProtectedCreate {
       }
       progress.mine = createdPath.slice(parent.length + 1);
       const answer = await read;
+      // The read sent with the create failed (a dropped connection): read again.
       if (node.readBack === 'children') {
-        return { outcome: 'created', path: createdPath, adopted: false, children: (answer as ChildList | undefined) ?? (await readChildren(session, parent, stop)) };
+        const children = (answer as ChildList | undefined) ?? (await readChildren(session, parent, stop));
+        return { outcome: 'created', path: createdPath, adopted: false, children };
       }
       if (node.readBack === 'node') {
-        const read = (answer as NodeData | undefined) ?? (await readNode(session, path, stop));
+        const now = (answer as NodeData | undefined) ?? (await readNode(session, path, stop));
         // Gone between the create and the read, or (a shared name) someone else's by then.
-        return { outcome: 'created', path: createdPath, adopted: false, node: read && (marker === undefined || isMarked(read, marker)) ? read : null };
+        const ours = now && (marker === undefined || isMarked(now, marker)) ? now : null;
+        return { outcome: 'created', path: createdPath, adopted: false, node: ours };
       }
       return { outcome: 'created', path: createdPath, adopted: false };
     }

@@ -13,7 +13,9 @@
  * - the constructor sets every field (one object layout for all waiters);
  * - `round` never becomes -0 (`watch` takes the absolute value before adding 1), so it stays a
  *   small integer;
- * - the watch callback is a bound method (`this.changed.bind(this)`), not a closure per wait;
+ * - the callback a watch keeps for the whole wait is a bound method (`this.changed.bind(this)`),
+ *   not a closure (the closures for the watch's first answer, `onArmed` and `onFailed`, are dropped
+ *   once it arrives);
  * - the stop signal's listener is the waiter itself (`handleEvent`), not a closure.
  */
 import { ZkConnectionLossError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
@@ -86,7 +88,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   /** The token of the write a downgrade read is taken under, which the read carries. */
   private readonly inheritedToken: string | undefined;
 
-  /** Copies what it needs out of `spec`, which it does not keep (see Heap, above). */
+  /** Copies what it needs out of `spec`, which it does not keep (heap rules, above). */
   constructor(
     private readonly host: WaiterHost,
     spec: WaiterSpec,
@@ -233,7 +235,8 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     const { parent, driver } = this;
     const prefix = this.prefix;
     const floor = historyFloor(session, parent);
-    const node = { parent, name: prefix, data: this.data, mode: driver.createMode ?? 'EPHEMERAL_SEQUENTIAL', parents: driver.parents, readBack: 'children' } as const;
+    const mode = driver.createMode ?? 'EPHEMERAL_SEQUENTIAL';
+    const node = { parent, name: prefix, data: this.data, mode, parents: driver.parents, readBack: 'children' } as const;
     const created = await this.host.creator.create(session, node, this, this.stop);
     // A queue entry has no marker nor guard: the create's only outcome is our node.
     return checkListing((created as { children: ChildList }).children, floor, parent, prefix);
@@ -247,13 +250,13 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
    * interrupt the wait.
    */
   private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, grantedByWrite: boolean): void {
-    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (see Heap)
+    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (heap rules, above)
     this.round = round;
     this.grantedByWrite = grantedByWrite;
     this.host.track(session, this);
     if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
     // Ending a wait cancels its watches, so the watch callback needs no round (a bound method, see
-    // Heap). The answers setting the watches are checked against the round.
+    // heap rules). The answers setting the watches are checked against the round.
     const changed = this.changed.bind(this);
     const onArmed = (stat: WatchedStat | null): void => {
       if (stat && grantedByWrite && stat.version > 0) this.wake(round, WRITE_GRANT);
