@@ -103,7 +103,7 @@ export class ReentrantLocks {
   acquire(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
     if (context) return this.acquireInContext(context, request, tryOnly);
-    this.newLocks.gate.assertOpen(request.resource);
+    this.newLocks.assertOpen(request.resource);
     return this.newLocks.acquire(request, tryOnly, request.owner, undefined);
   }
 
@@ -116,7 +116,7 @@ export class ReentrantLocks {
     if (ownWrite) await ownWrite;
     const joined = this.joinHeld(context, key, request);
     if (joined) return joined;
-    this.newLocks.gate.assertOpen(request.resource);
+    this.newLocks.assertOpen(request.resource);
     const shared = context.pending.get(key);
     const { permits } = request.kind;
     if (tryOnly) {

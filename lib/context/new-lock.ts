@@ -16,8 +16,13 @@ export class NewLocks {
 
   constructor(
     private readonly recipes: RecipeSet,
-    readonly gate: ShutdownGate,
+    private readonly gate: ShutdownGate,
   ) {}
+
+  /** @throws LockServiceClosedError once shutdown has begun */
+  assertOpen(resource: string): void {
+    this.gate.assertOpen(resource);
+  }
 
   /**
    * A new lock for `request`, its node naming `owner`; with `under`, a read taken under that held
