@@ -128,7 +128,14 @@ export class LeasePool implements LockRecipe {
     const leases = pool.leasesPath(path);
     if (pool.storesPermits) await this.checkStoredPermits(session, path, stop);
     // A pool that counts before it adds (kazoo's) creates its lease only while our guard node is there.
-    const node: ProtectedNode = { parent: leases, name: pool.leaseName(), data, mode: pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL', parents: LEASE_PARENTS, whileExists: pool.sequential ? undefined : guard.path };
+    const node: ProtectedNode = {
+      parent: leases,
+      name: pool.leaseName(),
+      data,
+      mode: pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL',
+      parents: LEASE_PARENTS,
+      whileExists: pool.sequential ? undefined : guard.path,
+    };
     const progress: CreateProgress = { createSent: false, mine: undefined };
     let lease: string | undefined;
     try {
