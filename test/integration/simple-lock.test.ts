@@ -115,4 +115,15 @@ describe('simple lock on a real ZooKeeper', () => {
     expect(BigInt(taken.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
     await taken.release();
   });
+  it('takes a zkPath whose parent is missing: the parent is created (persistent), as for any lock', async () => {
+    const root = uniqueRoot('simple-root');
+    const elsewhere = uniqueRoot('simple-zkpath');
+    const connection = await connect();
+    const lock = new SimpleLock(connection, { rootPath: root });
+    const held = await lock.acquire('job', { zkPath: `${elsewhere}/a/job`, waitTimeoutMs: 5000 });
+    expect(held.path).toBe(`${elsewhere}/a/job`);
+    expect(await childrenOf(connection, `${elsewhere}/a`)).toEqual(['job']);
+    await held.release();
+    expect(await childrenOf(connection, `${elsewhere}/a`)).toEqual([]);
+  });
 });
