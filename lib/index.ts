@@ -65,7 +65,10 @@ export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
 export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
-export { FairLock, ReadWriteLock, Semaphore, QueueLock } from './recipes/queue-lock.js';
+export { FairLock } from './recipes/fair-lock.js';
+export { ReadWriteLock } from './recipes/read-write-lock.js';
+export { Semaphore } from './recipes/semaphore.js';
+export { QueueLock } from './recipes/queue-lock.js';
 export { MAX_PERMITS } from './recipes/lock-kind.js';
 export { SimpleLock } from './recipes/simple-lock.js';
 export { CohortLock } from './recipes/cohort-lock.js';

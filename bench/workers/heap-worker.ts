@@ -11,7 +11,7 @@
  * Config (argv[2], JSON): { connect, port, sessionTimeoutMs, locks, via, mode }. Result: last stdout line.
  */
 import 'reflect-metadata';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { LockService } from '../../lib/service/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { diffCounters, readCounters, waitForCounters } from '../support/mntr.js';

@@ -15,7 +15,7 @@
  * builds up (every create wakes every waiter); only releases are measured.
  * Config (argv[2], JSON): { connect, port, sessionTimeoutMs, waiters, recipe }. Result: last stdout line.
  */
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { CREATE_FLAGS, type NativeHandle } from '../../lib/zookeeper/native-client.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { diffCounters, readCounters, waitForCounters } from '../support/mntr.js';

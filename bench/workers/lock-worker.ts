@@ -11,7 +11,7 @@
  */
 import 'reflect-metadata';
 import { createInterface } from 'node:readline';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { LockService } from '../../lib/service/lock.service.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';

@@ -15,6 +15,7 @@ import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
+import type { NewLocks } from './new-lock.js';
 import { DEFAULT_LAYOUT } from '../queue/layouts.js';
 
 /** One lock a context holds, shared by its holders inside the context. */
@@ -80,17 +81,6 @@ export function runInLockContext<T>(fn: () => T, owner?: () => string): T {
   return storage.getStore() ? fn() : storage.run(new LockContext(owner), fn);
 }
 
-/** How a LockService takes a new lock from ZooKeeper, and whether it still may. */
-export interface LockTaker {
-  /**
-   * A new lock for `request`, its node naming `owner`; with `under`, a read taken under that held
-   * write of the same context (a downgrade: granted at once).
-   */
-  take(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null>;
-  /** @throws LockServiceClosedError */
-  assertOpen(resource: string): void;
-}
-
 /**
  * The reentrancy rules of one LockService inside lock contexts: a request the context can answer
  * itself (it holds the lock, or is already waiting for it) never reaches ZooKeeper twice; a read asked
@@ -100,7 +90,8 @@ export interface LockTaker {
 export class ReentrantLocks {
   constructor(
     private readonly scope: string,
-    private readonly taker: LockTaker,
+    /** Where a lock the context cannot answer comes from: ZooKeeper, through the recipes. */
+    private readonly newLocks: NewLocks,
   ) {}
 
   /**
@@ -109,14 +100,14 @@ export class ReentrantLocks {
    * @throws LockServiceClosedError synchronously, outside a context, once shutdown has begun
    *   (callers turn it into a rejection: rejectOnThrow).
    */
-  obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+  acquire(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
-    if (context) return this.obtainIn(context, request, tryOnly);
-    this.taker.assertOpen(request.resource);
-    return this.taker.take(request, tryOnly, request.owner, undefined);
+    if (context) return this.acquireInContext(context, request, tryOnly);
+    this.newLocks.assertOpen(request.resource);
+    return this.newLocks.acquire(request, tryOnly, request.owner, undefined);
   }
 
-  private async obtainIn(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const key = contextKey(this.scope, request.slot, request.lockId);
     if (request.layout !== DEFAULT_LAYOUT) this.assertOneKind(context, request);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
@@ -125,12 +116,12 @@ export class ReentrantLocks {
     if (ownWrite) await ownWrite;
     const joined = this.joinHeld(context, key, request);
     if (joined) return joined;
-    this.taker.assertOpen(request.resource);
+    this.newLocks.assertOpen(request.resource);
     const shared = context.pending.get(key);
     const { permits } = request.kind;
     if (tryOnly) {
       if (shared) return null; // this context is still waiting for it: not free right now
-      const lock = await this.takeNew(context, request, true);
+      const lock = await this.acquireNew(context, request, true);
       return lock && ReentrantHandle.join(context, key, lock, permits);
     }
     if (shared) {
@@ -140,19 +131,19 @@ export class ReentrantLocks {
       }
       return ReentrantHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
     }
-    const taking = this.takeNew(context, request, false) as Promise<HeldLock>;
-    context.pending.set(key, { lock: taking, permits });
+    const acquiring = this.acquireNew(context, request, false) as Promise<HeldLock>;
+    context.pending.set(key, { lock: acquiring, permits });
     const clear = (): void => {
-      if (context.pending.get(key)?.lock === taking) context.pending.delete(key);
+      if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
     };
-    taking.then(clear, clear);
-    return ReentrantHandle.join(context, key, await taking, permits);
+    acquiring.then(clear, clear);
+    return ReentrantHandle.join(context, key, await acquiring, permits);
   }
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
-  private takeNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HeldLock | null> {
     const write = request.slot === 'read' ? context.live(this.scope, 'write', request.lockId) : undefined;
-    return this.taker.take(request, tryOnly, request.owner ?? context.owner, write?.lock);
+    return this.newLocks.acquire(request, tryOnly, request.owner ?? context.owner, write?.lock);
   }
 
   /**

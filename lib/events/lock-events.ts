@@ -68,15 +68,15 @@ export class LockEvents {
     request: LockRequest,
     tryOnly: boolean,
     owner: string | undefined,
-    obtain: () => Promise<LockHandle | null>,
+    acquire: () => Promise<LockHandle | null>,
   ): Promise<LockHandle | null> {
     const { permits } = request.kind;
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
     const span = this.tracing?.startAcquire(target, request, tryOnly);
     // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
     // async frame of this method kept while it waits.
-    if (!span && !this.observed) return obtain();
-    return this.follow(target, span, request, tryOnly, obtain);
+    if (!span && !this.observed) return acquire();
+    return this.follow(target, span, request, tryOnly, acquire);
   }
 
   private async follow(
@@ -84,13 +84,13 @@ export class LockEvents {
     span: AcquireSpan | undefined,
     request: LockRequest,
     tryOnly: boolean,
-    obtain: () => Promise<LockHandle | null>,
+    acquire: () => Promise<LockHandle | null>,
   ): Promise<LockHandle | null> {
     if (this.observed) this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
     let handle: LockHandle | null;
     try {
-      handle = await obtain();
+      handle = await acquire();
     } catch (error) {
       const waitMs = performance.now() - started;
       span?.failed(waitMs, error);

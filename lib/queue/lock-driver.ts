@@ -1,4 +1,4 @@
-import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
+import { QueueConflictError } from '../zookeeper/zk-errors.js';
 import { ENTRY_KIND, type EntryKind, nodePrefix, type QueueEntry, sortQueue } from './queue-entry.js';
 import { type LockLayout, OWN_PARENTS, type ParentModes } from './layouts.js';
 
@@ -52,10 +52,10 @@ export interface LockDriver {
   readonly createMode?: 'EPHEMERAL';
   /**
    * The entries among a parent's children that this lock type queues with, in queue order.
-   * @throws IncompatibleQueueError when the children hold nodes of another layout.
+   * @throws QueueConflictError when the children hold nodes of another layout.
    */
   order(children: readonly string[]): QueueEntry[];
-  /** @throws IncompatibleQueueError when the queue holds entries this lock type cannot share a queue with. */
+  /** @throws QueueConflictError when the queue holds entries this lock type cannot share a queue with. */
   decide(queue: readonly QueueEntry[], mine: number): Decision;
 }
 
@@ -91,7 +91,7 @@ const GRANTING_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write])
 function assertLockQueue(queue: readonly QueueEntry[], mine: number): void {
   for (const entry of queue.slice(0, mine)) {
     if (!LOCK_KINDS.has(entry.kind)) {
-      throw new IncompatibleQueueError(`it is in use as a semaphore (node ${entry.name}); a resource is either a lock or a semaphore`);
+      throw new QueueConflictError(`it is in use as a semaphore (node ${entry.name}); a resource is either a lock or a semaphore`);
     }
   }
 }
@@ -156,10 +156,10 @@ export function semaphoreDriver(permits: number): LockDriver {
     (queue, mine) => {
       for (const entry of queue.slice(0, mine)) {
         if (entry.kind !== ENTRY_KIND.semaphore) {
-          throw new IncompatibleQueueError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
+          throw new QueueConflictError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
         }
         if (entry.permits !== permits) {
-          throw new IncompatibleQueueError(
+          throw new QueueConflictError(
             `this semaphore asks for ${permits} permits but a holder or waiter (node ${entry.name}) uses ${entry.permits}; ` +
               'every user of one semaphore must give the same permits',
           );

@@ -13,7 +13,7 @@
  *   the two name their nodes alike (`mayHold`).
  */
 import { InvalidOptionsError } from '../errors.js';
-import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
+import { QueueConflictError } from '../zookeeper/zk-errors.js';
 import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from './foreign-drivers.js';
 import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, WRITE_KINDS, writeDriver } from './lock-driver.js';
 import type { LockLayout } from './layouts.js';
@@ -36,7 +36,7 @@ export interface LockHolders {
 /**
  * Reads a lock's children by `layout`'s rules. In our layout, `strict: false` skips other
  * layouts' nodes (they are not in our queue); the Curator and kazoo layouts always refuse them.
- * @throws IncompatibleQueueError when the children hold nodes of another layout.
+ * @throws QueueConflictError when the children hold nodes of another layout.
  */
 export function lockHolders(children: readonly string[], layout: LockLayout, strict = true): LockHolders {
   if (layout === 'nestjs-zk-lock') return ownHolders(sortQueue(children, strict));
@@ -53,7 +53,7 @@ export function lockHoldersAt(path: string, children: readonly string[], layout:
   try {
     return lockHolders(children, layout);
   } catch (error) {
-    if (!(error instanceof IncompatibleQueueError)) throw error;
+    if (!(error instanceof QueueConflictError)) throw error;
     throw new InvalidOptionsError('layout', `'${layout}' does not match the lock at ${path}: ${error.detail}; name it with the layout of its nodes (the CLI's --layout)`);
   }
 }

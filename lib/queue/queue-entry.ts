@@ -7,7 +7,7 @@
  * caught from the listing alone.
  */
 
-import { IncompatibleQueueError } from '../zookeeper/zk-errors.js';
+import { QueueConflictError } from '../zookeeper/zk-errors.js';
 import { type NodeStyle, OWN_NAME, styleAdvice, styleOf } from './layouts.js';
 
 /**
@@ -65,7 +65,7 @@ export function parseEntry(name: string): QueueEntry | undefined {
  * The lock nodes among a parent's children, in queue order (by sequence). Other names are someone
  * else's files and are skipped, except lock nodes of another layout (`strict`): they would not wait
  * for ours, nor ours for them.
- * @throws IncompatibleQueueError with `strict`, for a lock node of another layout.
+ * @throws QueueConflictError with `strict`, for a lock node of another layout.
  */
 export function sortQueue(children: readonly string[], strict = false): QueueEntry[] {
   const entries: QueueEntry[] = [];
@@ -79,13 +79,13 @@ export function sortQueue(children: readonly string[], strict = false): QueueEnt
 
 /**
  * Throws when `name` is a lock node of a style other than `own`.
- * @throws IncompatibleQueueError naming the clients that made it and what shares a path with them.
+ * @throws QueueConflictError naming the clients that made it and what shares a path with them.
  */
 export function refuseForeign(name: string, own: NodeStyle): void {
   const style = styleOf(name);
   if (style === undefined || style === own) return;
   const sameLayout = style.startsWith('curator') && own.startsWith('curator');
-  throw new IncompatibleQueueError(
+  throw new QueueConflictError(
     `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this lock's`,
     sameLayout
       ? "Curator's mutex (mode 'exclusive') and its read/write lock (modes 'read', 'write') do not see each other's nodes: use one of them on a path."

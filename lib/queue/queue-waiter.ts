@@ -1,13 +1,22 @@
 /**
- * A waiter's state machine: one acquire in the queue, from its session to a grant, null (tryOnly) or
- * an error, told to its sink. LockInternals (lock-internals.ts) creates one per acquire and lends it
- * the shared mechanics (enqueue, poke, the sessions' ends).
+ * The queue internals (Curator's LockInternals), as one waiter's state machine: one acquire in the
+ * queue, from its session to a grant, null (tryOnly) or an error, told to its sink. It creates its
+ * node (the protected create), lists the queue, asks the driver (placeIn), watches whom the driver
+ * says, lists again when that changes, checks the grant (checkGrant), and removes its node on every
+ * way out that is not a grant. Its WaiterHost lends it what the waiters of one client share.
  *
- * Heap. A waiting acquire costs this object, its watches and the caller's promise, and nothing else:
- * no suspended async call, no closure per wait. To keep it so, the constructor sets every field (one
- * object layout for all waiters), `round` never becomes -0 (it stays a small integer), and the watch
- * callback is a bound method rather than a closure. `npm run bench -- --only heap` measures it:
- * about 2,000 bytes per waiting LockService acquire, most of it the watches and the promise.
+ * Heap rules. A waiting acquire costs this object, its watches and the caller's promise, and
+ * nothing else (`npm run bench -- --only heap`: about 2,000 bytes per waiting LockService acquire,
+ * most of it the watches and the promise). Each rule below can be checked by reading this file:
+ * - no suspended async call while waiting: `run` returns once the watches are set (WATCHING), and
+ *   a wake-up starts it again;
+ * - the constructor sets every field (one object layout for all waiters);
+ * - `round` never becomes -0 (`watch` takes the absolute value before adding 1), so it stays a
+ *   small integer;
+ * - the callback a watch keeps for the whole wait is a bound method (`this.changed.bind(this)`),
+ *   not a closure (the closures for the watch's first answer, `onArmed` and `onFailed`, are dropped
+ *   once it arrives);
+ * - the stop signal's listener is the waiter itself (`handleEvent`), not a closure.
  */
 import { ZkConnectionLossError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from '../zookeeper/zk-session-api.js';
@@ -15,50 +24,23 @@ import { readChildren } from '../zookeeper/session-retry.js';
 import type { LockDriver } from './lock-driver.js';
 import { SEQUENCE_DIGITS } from './queue-entry.js';
 import { queueToken } from './fencing-token.js';
+import { checkGrant, checkListing, historyFloor } from './grant-check.js';
+import type { CreateProgress } from './protected-create.js';
+import { placeIn } from './queue-place.js';
 import { mayAbort } from './stopper.js';
-import type { QueueGrant, QueueSink, WaiterView, WaiterHost, WaiterSpec } from './queue.types.js';
-
-/** What one listing of the queue means for one attempt. */
-type Step =
-  | { kind: 'vanished'; extras: string[] }
-  | { kind: 'granted'; extras: string[]; wakeNext: boolean; successors: boolean }
-  | { kind: 'wait'; extras: string[]; watch: string[]; pokable: boolean; grantedByWrite: boolean };
+import type { WaiterHost, WatchingWaiter } from './waiter-host.js';
+import type { QueueGrant, QueueSink, WaiterSpec } from './queue.types.js';
 
 /**
- * Reads a listing for one attempt: our place (updating `attempt.mine` and `attempt.queueZxid`),
- * duplicates of ours to delete, and the driver's decision, as paths.
+ * Queues an entry in `spec.parent` and waits for its turn, telling `sink` once how it ended. A
+ * session lost while waiting only means the node died with it: the entry queues again in the next
+ * session (a downgrade read, `spec.under` a write, fails instead). `stop` ends the wait, its node
+ * removed (or the removal scheduled when disconnected); `tryOnly` gives up at once (null) when the
+ * lock is taken. A sink, not a promise: a waiting acquire is one QueueWaiter and the caller's
+ * promise, not a chain of suspended async calls.
  */
-function nextStep(
-  list: ChildList,
-  attempt: { readonly prefix: string; mine: string | undefined; queueZxid: number },
-  driver: LockDriver,
-  parent: string,
-): Step {
-  attempt.queueZxid = list.stat.czxid;
-  const queue = driver.order(list.children);
-  const ours = queue.filter((entry) => entry.name.startsWith(attempt.prefix));
-  if (ours.length === 0) {
-    // Our node vanished while the session lives: deleted by hand, or its parent re-created.
-    attempt.mine = undefined;
-    return { kind: 'vanished', extras: [] };
-  }
-  // A create retried after a lost reply can leave two nodes of ours (the first one applied late on
-  // another server): the lowest is our place, the others must go, or we wait on ourselves.
-  attempt.mine = ours[0]!.name;
-  const extras = ours.slice(1).map((extra) => `${parent}/${extra.name}`);
-  const effective = ours.length > 1 ? queue.filter((entry) => !ours.includes(entry) || entry === ours[0]) : queue;
-  const place = effective.indexOf(ours[0]!);
-  const decision = driver.decide(effective, place);
-  if (decision.granted) {
-    return { kind: 'granted', extras, wakeNext: decision.wakeNext === true, successors: place + 1 < effective.length };
-  }
-  return {
-    kind: 'wait',
-    extras,
-    watch: decision.watch.map((entry) => `${parent}/${entry.name}`),
-    pokable: decision.pokable === true,
-    grantedByWrite: decision.grantedByWrite === true,
-  };
+export function waitInQueue(host: WaiterHost, spec: WaiterSpec, sink: QueueSink): void {
+  void new QueueWaiter(host, spec, sink).run(FRESH);
 }
 
 /** `run` starts with a session (a new attempt)... */
@@ -72,16 +54,12 @@ const WATCHING = Symbol('watching');
 
 /**
  * One acquire in the queue: its place (the node of the current attempt, in the current session)
- * and, while it waits, its watches. Waiting costs this object and its watches only: no call stays
- * suspended. `run` goes from a session, or from a wake-up, to the next wait or to the end (a grant,
- * null, or an error, told to the sink); a watch, the stop signal or the session's end wakes it.
- *
- * The course is Curator's LockInternals: enqueue one EPHEMERAL_SEQUENTIAL node, list, ask the driver,
- * watch whom it says, list again when that changes, and remove the node on every way out that is not
- * a grant. A session lost while waiting only means the node died with it: the acquire queues again
- * in the next session, unless pinned to one session.
+ * and, while it waits, its watches. `run` goes from a session, or from a wake-up, to the next wait
+ * or to the end (a grant, null, or an error, told to the sink); a watch, the stop signal or the
+ * session's end wakes it. A session lost while waiting only means the node died with it: the
+ * acquire queues again in the next session, unless it may only queue in its write's session.
  */
-export class QueueWaiter implements WaiterView {
+class QueueWaiter implements CreateProgress, WatchingWaiter {
   session: ZkSessionApi | undefined;
   /** The prefix while our node's name is unknown (then it is the name's start). */
   private ownPrefix: string | undefined;
@@ -105,12 +83,12 @@ export class QueueWaiter implements WaiterView {
   readonly data: Buffer;
   readonly stop: AbortSignal;
   private readonly tryOnly: boolean;
-  /** Queue in this session only (a downgrade read): its end fails the acquire. */
-  private readonly pinned: ZkSessionApi | undefined;
+  /** A downgrade read queues in its write's session only: that session's end fails the acquire. */
+  private readonly writeSession: ZkSessionApi | undefined;
   /** The token of the write a downgrade read is taken under, which the read carries. */
   private readonly inheritedToken: string | undefined;
 
-  /** Copies what it needs out of `spec`, which it does not keep (see Heap, above). */
+  /** Copies what it needs out of `spec`, which it does not keep (heap rules, above). */
   constructor(
     private readonly host: WaiterHost,
     spec: WaiterSpec,
@@ -121,7 +99,7 @@ export class QueueWaiter implements WaiterView {
     this.data = spec.data;
     this.stop = spec.stop;
     this.tryOnly = spec.tryOnly;
-    this.pinned = spec.under?.session;
+    this.writeSession = spec.under?.session;
     this.inheritedToken = spec.under?.fencingToken;
     this.session = undefined;
     this.ownPrefix = undefined;
@@ -147,11 +125,6 @@ export class QueueWaiter implements WaiterView {
     this.node = name;
   }
 
-  /** Starts the first attempt. */
-  start(): void {
-    void this.run(FRESH);
-  }
-
   /**
    * From `resume` (FRESH, RELIST, or the error that ended a wait) to the next wait or the end. Never
    * rejects: every outcome goes to the sink.
@@ -161,7 +134,7 @@ export class QueueWaiter implements WaiterView {
       let session = this.session;
       if (!session) {
         try {
-          session = this.pinned ?? (await this.host.sessions.session(this.stop));
+          session = this.writeSession ?? (await this.host.sessions.session(this.stop));
         } catch (error) {
           this.sink.failed(error);
           return;
@@ -178,11 +151,11 @@ export class QueueWaiter implements WaiterView {
         // so the delete is sent before whoever aborted hears of it.
         if (resume === WRITE_GRANT) outcome = this.grant(session, true);
         else if (resume !== FRESH && resume !== RELIST) throw resume;
-        else outcome = await this.step(session, resume);
+        else outcome = await this.attempt(session, resume);
       } catch (error) {
-        if (!session.lost.aborted) await this.giveBack(session);
+        await this.host.creator.abandon(session, { parent: this.parent, name: this.prefix }, this);
         if (this.stop.aborted) return this.sink.failed(this.stop.reason); // whatever else went wrong, the caller stopped first
-        if (error instanceof ZkSessionLostError && !this.pinned) {
+        if (error instanceof ZkSessionLostError && !this.writeSession) {
           this.session = undefined; // our node died with the session: queue again
           continue;
         }
@@ -190,22 +163,17 @@ export class QueueWaiter implements WaiterView {
       }
       if (outcome === WATCHING) return;
       const grant = outcome;
-      if (grant?.session.lost.aborted) {
-        if (this.pinned) return this.sink.failed(this.pinned.lost.reason);
-        this.session = undefined; // granted, then the session ended: the node is gone
-        continue;
-      }
-      if (grant && this.stop.aborted) {
-        // Granted in the same instant the caller gave up: hand the lock straight back.
-        this.host.remover.removeSoon(session, grant.path);
-        return this.sink.failed(this.stop.reason);
-      }
-      // A grant that came after the session's lease ran out (a granting write read late) cannot be trusted:
-      // the session is ended now, its node with it, and the acquire queues again.
-      if (grant && !session.checkLease()) {
-        if (this.pinned) return this.sink.failed(session.lost.reason);
-        this.session = undefined;
-        continue;
+      switch (grant && checkGrant(session, this.stop)) {
+        case 'stopped':
+          // Granted in the same instant the caller gave up: hand the lock straight back.
+          this.host.remover.removeSoon(session, grant!.path);
+          return this.sink.failed(this.stop.reason);
+        case 'session-ended':
+          // Granted, then the session ended, or its lease ran out (a granting write read late): the
+          // node is gone with the session; queue again in the next one.
+          if (this.writeSession) return this.sink.failed(session.lost.reason);
+          this.session = undefined;
+          continue;
       }
       return this.sink.granted(grant);
     }
@@ -227,22 +195,21 @@ export class QueueWaiter implements WaiterView {
   }
 
   /** One attempt in one session, from `resume` to a grant, null (tryOnly), or a wait (WATCHING). */
-  private async step(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
+  private async attempt(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
     const { parent, host } = this;
-    let list: ChildList | undefined =
-      resume === FRESH ? await host.enqueue(session, this) : await readChildren(session, parent, this.stop);
+    let list: ChildList | undefined = resume === FRESH ? await this.enqueue(session) : await readChildren(session, parent, this.stop);
     for (;;) {
-      const step = nextStep(list, this, this.driver, parent);
+      const place = placeIn(list, this, this.driver, parent);
       list = undefined;
-      for (const extra of step.extras) host.remover.removeSoon(session, extra);
-      if (step.kind === 'vanished') {
-        list = await host.enqueue(session, this);
+      for (const extra of place.extras) host.remover.removeSoon(session, extra);
+      if (place.kind === 'vanished') {
+        list = await this.enqueue(session);
         continue;
       }
       const path = `${parent}/${this.mine}`;
-      if (step.kind === 'granted') {
-        if (step.wakeNext) host.poke(session, path, this.data);
-        return this.grant(session, resume === RELIST || step.successors);
+      if (place.kind === 'granted') {
+        if (place.wakeNext) host.poke(session, path, this.data);
+        return this.grant(session, resume === RELIST || place.successors);
       }
       if (this.tryOnly) {
         this.mine = undefined;
@@ -253,9 +220,26 @@ export class QueueWaiter implements WaiterView {
       if (!session.connected) await session.whenConnected(this.stop);
       this.stop.throwIfAborted();
       if (session.lost.aborted) throw session.lost.reason;
-      this.watch(session, step.watch, step.pokable, step.grantedByWrite);
+      this.watch(session, place.watch, place.pokable, place.grantedByWrite);
       return WATCHING;
     }
+  }
+
+  /**
+   * Creates our node (the protected create) and lists the queue in the same round trip: the
+   * listing already holds our node, so the uncontended path costs one round trip. After a lost
+   * reply, a node carrying our prefix is adopted. The listing is checked against what was seen
+   * before the create (the servers' history must not have gone back).
+   */
+  private async enqueue(session: ZkSessionApi): Promise<ChildList> {
+    const { parent, driver } = this;
+    const prefix = this.prefix;
+    const floor = historyFloor(session, parent);
+    const mode = driver.createMode ?? 'EPHEMERAL_SEQUENTIAL';
+    const node = { parent, name: prefix, data: this.data, mode, parents: driver.parents, readBack: 'children' } as const;
+    const created = await this.host.creator.create(session, node, this, this.stop);
+    // A queue entry has no marker nor guard: the create's only outcome is our node.
+    return checkListing((created as { children: ChildList }).children, floor, parent, prefix);
   }
 
   /**
@@ -266,13 +250,13 @@ export class QueueWaiter implements WaiterView {
    * interrupt the wait.
    */
   private watch(session: ZkSessionApi, paths: readonly string[], pokable: boolean, grantedByWrite: boolean): void {
-    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (see Heap)
+    const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (heap rules, above)
     this.round = round;
     this.grantedByWrite = grantedByWrite;
     this.host.track(session, this);
     if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
     // Ending a wait cancels its watches, so the watch callback needs no round (a bound method, see
-    // Heap). The answers setting the watches are checked against the round.
+    // heap rules). The answers setting the watches are checked against the round.
     const changed = this.changed.bind(this);
     const onArmed = (stat: WatchedStat | null): void => {
       if (stat && grantedByWrite && stat.version > 0) this.wake(round, WRITE_GRANT);
@@ -318,20 +302,5 @@ export class QueueWaiter implements WaiterView {
     if (mayAbort(this.stop)) this.stop.removeEventListener('abort', this);
     this.host.untrack(this.session, this);
     void this.run(resume);
-  }
-
-  /**
-   * An attempt failed while its session lives: deletes our node, waiting for one try while connected
-   * (so that a timed-out acquire has cleaned up when it rejects), or the nodes a create of unknown
-   * outcome may have made.
-   */
-  private async giveBack(session: ZkSessionApi): Promise<void> {
-    const { remover } = this.host;
-    try {
-      if (this.mine !== undefined) await remover.removeBounded(session, `${this.parent}/${this.mine}`);
-      else if (this.createSent) remover.removeByPrefixSoon(session, this.parent, this.prefix);
-    } catch (error) {
-      remover.report(error);
-    }
   }
 }

@@ -1,6 +1,5 @@
-import type { ChildList, ZkSessionApi } from '../zookeeper/zk-session-api.js';
+import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { LockDriver } from './lock-driver.js';
-import type { NodeRemover } from './node-remover.js';
 
 /** Where the queue gets its session: ZkConnection, or a fake in unit tests. */
 export interface SessionSource {
@@ -64,33 +63,4 @@ export interface WaiterSpec {
   readonly tryOnly: boolean;
   /** A downgrade read: queued only in the write's session, carrying the write's token. */
   readonly under?: UnderWrite;
-}
-
-/** A waiter as the queue internals see it while creating its node and while it waits. */
-export interface WaiterView {
-  readonly parent: string;
-  /** Names its node, and says how the parent is created. */
-  readonly driver: LockDriver;
-  readonly data: Buffer;
-  readonly stop: AbortSignal;
-  /** Every node this attempt creates starts with it (`<kind>-<session id>-<nonce>-` in our layout). */
-  readonly prefix: string;
-  /** Our node's name, once known. */
-  mine: string | undefined;
-  /** A create was sent whose node may exist even though its name is unknown. */
-  createSent: boolean;
-  /** The session ended while waiting. */
-  interrupt(reason: unknown): void;
-}
-
-/** What a waiter uses of the queue internals it belongs to (LockInternals). */
-export interface WaiterHost {
-  readonly sessions: SessionSource;
-  readonly remover: NodeRemover;
-  /** The operator's epoch, the first part of every token (see fencing-token.ts). */
-  readonly tokenEpoch: number;
-  enqueue(session: ZkSessionApi, entry: WaiterView): Promise<ChildList>;
-  poke(session: ZkSessionApi, path: string, data: Buffer): void;
-  track(session: ZkSessionApi, entry: WaiterView): void;
-  untrack(session: ZkSessionApi, entry: WaiterView): void;
 }

@@ -67,11 +67,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
 
   // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return this.take(resource, options, false) as Promise<HeldLock>;
+    return this.acquireOrTry(resource, options, false) as Promise<HeldLock>;
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
-    return this.take(resource, options, true);
+    return this.acquireOrTry(resource, options, true);
   }
 
   /** Callers of this process waiting for `resource` in its cohort queue. */
@@ -79,24 +79,24 @@ export class CohortLock implements LockRecipe, CohortSettings {
     return this.tablesFor(zkPath).cohorts.get(zkPath ?? resource)?.waiting ?? 0;
   }
 
-  private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     return rejectOnThrow(() => {
       const { zkPath } = options;
       const tables = this.tablesFor(zkPath);
       const key = zkPath ?? resource;
       let cohort = tables.cohorts.get(key);
-      if (!cohort && !tables.alone.has(key)) return this.takeAlone(resource, options, tryOnly, tables.alone, key);
+      if (!cohort && !tables.alone.has(key)) return this.acquireAlone(resource, options, tryOnly, tables.alone, key);
       if (!cohort) {
         // Wanted by another caller of this process: not free right now.
         if (tryOnly || options.waitTimeoutMs === 0) return busy(resource, tryOnly);
-        cohort = this.startCohort(resource, zkPath, tables.cohorts, key);
+        cohort = this.openCohort(resource, zkPath, tables.cohorts, key);
       }
       return cohort.acquire(options, tryOnly);
     });
   }
 
   /** The only caller of the process on its lock: its own node, marked until it has no lock. */
-  private takeAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, alone: Set<string>, key: string): Promise<HeldLock | null> {
+  private acquireAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, alone: Set<string>, key: string): Promise<HeldLock | null> {
     const { onEnd, onNoLock } = options;
     const ended = (): void => {
       alone.delete(key);
@@ -123,7 +123,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
     }
   }
 
-  private startCohort(resource: string, zkPath: string | undefined, cohorts: Map<string, Cohort>, key: string): Cohort {
+  private openCohort(resource: string, zkPath: string | undefined, cohorts: Map<string, Cohort>, key: string): Cohort {
     this.inner.pathFor(resource, zkPath); // refuses a name or zkPath that cannot be a lock, before anything queues
     const created: Cohort = new Cohort(resource, zkPath, this, () => {
       if (cohorts.get(key) === created) cohorts.delete(key);

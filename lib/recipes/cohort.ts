@@ -1,5 +1,5 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
-import { HeldLock, type NodeRelease } from './held-lock.js';
+import { HeldLock, type NodeReleaser } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
@@ -7,7 +7,7 @@ import { Stopper } from '../queue/stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 
 /** The ZooKeeper acquire in flight for the local queue, and how to stop it. */
-interface TakeControl {
+interface AcquireControl {
   readonly signal: AbortSignal | undefined;
   abort(): void;
 }
@@ -41,14 +41,14 @@ export function busy(resource: string, tryOnly: boolean): Promise<HeldLock | nul
 }
 
 /** The local queue of one resource, and the ZooKeeper node that holds the process's place. */
-export class Cohort implements NodeRelease {
+export class Cohort implements NodeReleaser {
   /** The process's granted ZooKeeper node, while it has one. */
   private node: HeldLock | undefined;
   private forgetNodeSession: (() => void) | undefined;
   /** A local caller holds the lock, or its release is deciding where the lock goes next. */
   private holding = false;
   /** The ZooKeeper acquire in flight on behalf of the local queue. */
-  private taking: TakeControl | undefined;
+  private acquiring: AcquireControl | undefined;
   private readonly queue: LocalWaiter[] = [];
   private head = 0;
   private live = 0;
@@ -57,7 +57,7 @@ export class Cohort implements NodeRelease {
   /** Handoffs, and their start, since the grant or since the last look found nobody else waiting. */
   private handoffs = 0;
   private windowStart = 0;
-  /** A read was taken under the current holder: its release must delete the node. */
+  /** The node is pinned (HeldLock.pinNode): a read was taken under the current holder; its release must delete the node. */
   private pinned = false;
   /** Answers the caller whose giving up stopped the ZooKeeper acquire, once that acquire has ended. */
   private leaving: (() => void) | undefined;
@@ -66,7 +66,7 @@ export class Cohort implements NodeRelease {
     private readonly resource: string,
     /** The lock's exact path, when the callers gave one. */
     private readonly zkPath: string | undefined,
-    private readonly owner: CohortSettings,
+    private readonly settings: CohortSettings,
     private readonly forget: () => void,
   ) {}
 
@@ -76,7 +76,7 @@ export class Cohort implements NodeRelease {
 
   acquire(options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
-    if (noWait && (this.node || this.taking || this.live > 0)) {
+    if (noWait && (this.node || this.acquiring || this.live > 0)) {
       // Taken or wanted by another caller of this process: not free right now.
       return busy(this.resource, tryOnly);
     }
@@ -101,7 +101,7 @@ export class Cohort implements NodeRelease {
 
   /** Starts what the queue needs next: nothing while someone holds or a ZooKeeper acquire runs. */
   private pump(): void {
-    if (this.holding || this.node || this.taking) return;
+    if (this.holding || this.node || this.acquiring) return;
     const first = this.peek();
     if (!first) {
       this.forgetIfIdle();
@@ -109,23 +109,23 @@ export class Cohort implements NodeRelease {
     }
     // Only a caller that can give up (a timeout or a signal) can leave the queue empty while the
     // acquire runs; for one that cannot, nothing will ever stop it, and it costs no AbortController.
-    const taking: TakeControl = first.stopper ? new AbortController() : { signal: undefined, abort: () => undefined };
-    this.taking = taking;
-    const options = { data: first.options.data, signal: taking.signal, zkPath: this.zkPath };
-    const { inner } = this.owner;
-    const grab = !first.noWait
+    const acquiring: AcquireControl = first.stopper ? new AbortController() : { signal: undefined, abort: () => undefined };
+    this.acquiring = acquiring;
+    const options = { data: first.options.data, signal: acquiring.signal, zkPath: this.zkPath };
+    const { inner } = this.settings;
+    const inZooKeeper = !first.noWait
       ? inner.acquire(this.resource, options)
       : first.tryOnly
         ? inner.tryAcquire(this.resource, options)
         : inner.acquire(this.resource, { ...options, waitTimeoutMs: 0 });
-    grab.then(
-      (node) => this.granted(taking, first, node),
-      (error: unknown) => this.failed(taking, first, error),
+    inZooKeeper.then(
+      (node) => this.granted(acquiring, first, node),
+      (error: unknown) => this.failed(acquiring, first, error),
     );
   }
 
-  private granted(taking: TakeControl, first: LocalWaiter, node: HeldLock | null): void {
-    if (this.taking === taking) this.taking = undefined;
+  private granted(acquiring: AcquireControl, first: LocalWaiter, node: HeldLock | null): void {
+    if (this.acquiring === acquiring) this.acquiring = undefined;
     if (!node) {
       this.finish(first, null); // tryAcquire: busy in ZooKeeper
       this.pump();
@@ -135,7 +135,7 @@ export class Cohort implements NodeRelease {
     if (!next || !node.isHeld()) {
       // Everyone left while it was granted (or its session ended at once): hand it back.
       const released = node.release().catch((error: unknown) => {
-        if (!(error instanceof LockLostError)) this.owner.report(error); // lost: nothing left to release
+        if (!(error instanceof LockLostError)) this.settings.report(error); // lost: nothing left to release
       });
       if (this.leaving) void released.then(() => this.answerLeaving());
       this.pump();
@@ -151,9 +151,9 @@ export class Cohort implements NodeRelease {
     this.answerLeaving(); // a caller who came after the one that gave up took its place
   }
 
-  private failed(taking: TakeControl, first: LocalWaiter, error: unknown): void {
-    if (this.taking === taking) this.taking = undefined;
-    if (taking.signal?.aborted) {
+  private failed(acquiring: AcquireControl, first: LocalWaiter, error: unknown): void {
+    if (this.acquiring === acquiring) this.acquiring = undefined;
+    if (acquiring.signal?.aborted) {
       this.answerLeaving(); // the acquire removed its node before it rejected
       this.pump(); // stopped because every caller had left; new ones may have come since
       return;
@@ -178,12 +178,12 @@ export class Cohort implements NodeRelease {
       fencingToken: served === 0 ? node.fencingToken : handoffToken(node.fencingToken, served),
       queueId: node.queueId,
     };
-    // The cohort itself is the handle's NodeRelease: one object per resource, not one per hold.
+    // The cohort itself is the handle's NodeReleaser: one object per resource, not one per hold.
     this.finish(waiter, new HeldLock(this.resource, grant, this, waiter.options.onEnd));
   }
 
   /**
-   * NodeRelease, for the local holder's handle: its node is the cohort's current one, or was lost.
+   * NodeReleaser, for the local holder's handle: its node is the cohort's current one, or was lost.
    * Whether a release to ZooKeeper hands the lock on is the node's own grant's to say.
    */
   removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
@@ -192,7 +192,7 @@ export class Cohort implements NodeRelease {
     return this.passOn(node);
   }
 
-  /** NodeRelease: only the current holder can take a read under its lock. */
+  /** NodeReleaser: only the current holder can take a read under its lock. */
   pinNode(): void {
     if (!this.node) return;
     this.pinned = true;
@@ -212,7 +212,7 @@ export class Cohort implements NodeRelease {
     // a lock ZooKeeper has given to someone else. So no handoff while disconnected: the node goes
     // back, and the local waiters queue again, to be granted by ZooKeeper.
     if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.live > 0 && node.session.connected) {
-      if (this.handoffs < this.owner.maxHandoffs && performance.now() - this.windowStart < this.owner.maxHoldMs) {
+      if (this.handoffs < this.settings.maxHandoffs && performance.now() - this.windowStart < this.settings.maxHoldMs) {
         this.handoffs++;
         this.grantTo(this.dequeue()!, node);
         return 'deleted';
@@ -264,12 +264,12 @@ export class Cohort implements NodeRelease {
     if (waiter.done) return;
     const stopper = waiter.stopper!;
     const error = stopper.explain(stopper.signal.reason, this.resource);
-    if (this.live === 1 && this.taking?.signal) {
+    if (this.live === 1 && this.acquiring?.signal) {
       // The last caller the node was queued for: stop the ZooKeeper acquire, and answer this caller
       // once its node is gone, as a caller with a node of its own is answered.
       this.retire(waiter);
       this.leaving = () => waiter.reject(error);
-      this.taking.abort();
+      this.acquiring.abort();
       return;
     }
     this.finish(waiter, undefined, error);
@@ -318,6 +318,6 @@ export class Cohort implements NodeRelease {
   }
 
   private forgetIfIdle(): void {
-    if (!this.node && !this.taking && !this.holding && this.live === 0 && !this.leaving) this.forget();
+    if (!this.node && !this.acquiring && !this.holding && this.live === 0 && !this.leaving) this.forget();
   }
 }

@@ -1,21 +1,24 @@
-import { InvalidOptionsError, type LockLossReason, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
+import { InvalidOptionsError, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
 import { ReleaseWatch } from './release-watch.js';
 import type { LockHandle } from './lock-handle.js';
-import type { SessionEnd, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { QueueGrant } from '../queue/queue.types.js';
 
 /**
- * How a held lock gives its node back: the NodeRemover deletes it; a cohort may instead hand it to
- * the next caller of the same process.
+ * Where a held lock's release goes: the NodeRemover deletes the node; a Cohort may instead pass it
+ * to the next caller of the same process (a local handoff).
  */
-export interface NodeRelease {
+export interface NodeReleaser {
   /**
    * 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost).
    * With `grantByWrite`, the node is written before it is deleted (QueueGrant.grantByWrite).
    */
   removeHeld(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'deleted' | 'session-lost'>;
-  /** From now on, this holder's release must delete the node (no handoff): a read was taken under it. */
+  /**
+   * From now on, this holder's release must delete the node (no local handoff, no grant by write):
+   * a read was taken under it, and stands behind its node (the node is pinned).
+   */
   pinNode?(): void;
 }
 
@@ -33,12 +36,16 @@ export class HeldLock implements LockHandle {
   readonly fencingToken: string;
   private state: State = 'held';
   /**
-   * Taken away at shutdown: the signal aborted, though the node may still be there. Kept as a flag
-   * because reading `signal` would make the AbortController build its AbortSignal, about 600 bytes
-   * a held lock that nobody listens to.
+   * Taken away (`takeAway`: at shutdown, or at a release request with `'release'`): the signal
+   * aborted, though the node may still be there.
+   *
+   * Heap rule: `isHeld` and `assertHeld` read this flag, never `this.signal.aborted`: reading
+   * `signal` makes the AbortController build its AbortSignal, about 600 bytes per held lock that
+   * nobody listens to (`npm run bench -- --only heap`, "held locks"). Check: no `this.signal` or
+   * `lostController.signal` on the path of a lock that is held and not lost.
    */
   private revoked = false;
-  /** A read was taken under this lock: its release must not grant by write (QueueGrant.grantByWrite). */
+  /** The node is pinned (`pinNode`): a read was taken under this lock; its release must not grant by write. */
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
@@ -51,7 +58,8 @@ export class HeldLock implements LockHandle {
   constructor(
     readonly resource: string,
     private readonly grant: QueueGrant,
-    private readonly remover: NodeRelease,
+    /** The NodeRemover, or the Cohort this holder is one of (it may pass the node on). */
+    private readonly releaser: NodeReleaser,
     /** Told once when the handle stops being held (released or lost). */
     private readonly onEnd: (lock: HeldLock) => void = () => undefined,
   ) {
@@ -92,7 +100,7 @@ export class HeldLock implements LockHandle {
         if (this.state !== 'held') return;
         requests.controller.abort(new LockReleaseRequestedError(this.resource));
         if (onRequest === 'release') {
-          void this.revoke('another service asked for it (a release request), and it was taken with onReleaseRequest: \'release\'').catch(
+          void this.takeAway('another service asked for it (a release request), and it was taken with onReleaseRequest: \'release\'').catch(
             () => undefined,
           );
         }
@@ -130,7 +138,7 @@ export class HeldLock implements LockHandle {
    */
   pinNode(): void {
     this.pinned = true;
-    this.remover.pinNode?.();
+    this.releaser.pinNode?.();
   }
 
   isHeld(): boolean {
@@ -176,7 +184,7 @@ export class HeldLock implements LockHandle {
     const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
     let outcome: 'deleted' | 'session-lost';
     try {
-      outcome = await this.remover.removeHeld(this.grant.session, this.grant.path, grantByWrite);
+      outcome = await this.releaser.removeHeld(this.grant.session, this.grant.path, grantByWrite);
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       if (this.requests?.watch) {
@@ -200,10 +208,12 @@ export class HeldLock implements LockHandle {
   }
 
   /**
-   * Takes the lock away from a holder that is still running (at shutdown): its signal aborts with a
-   * LockLostError saying why, then the node is deleted.
+   * Takes the lock away from a holder that is still running (at shutdown, or at a release request
+   * it was told to obey): its signal aborts with a LockLostError (reason `revoked`) saying why, then
+   * the node is released. Not the CLI's `revoke`, which only asks a holder to release (see
+   * release-request.ts).
    */
-  async revoke(detail: string): Promise<void> {
+  async takeAway(detail: string): Promise<void> {
     if (this.state !== 'held') return;
     this.revoked = true;
     this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'revoked'));
@@ -218,14 +228,10 @@ export class HeldLock implements LockHandle {
     if (!this.lostController.signal.aborted) {
       const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
       const detail = cause?.detail ?? 'the ZooKeeper session ended';
-      this.lostController.abort(reason ?? new LockLostError(this.resource, this.fencingToken, detail, lossReason(cause?.end)));
+      this.lostController.abort(reason ?? new LockLostError(this.resource, this.fencingToken, detail, cause?.end ?? 'session-ended'));
     }
     if (reason) this.forgetSession(); // (the session's own end calls this from its listener)
     this.grant.session.releaseLease();
     this.onEnd(this);
   }
-}
-
-function lossReason(end: SessionEnd | undefined): LockLossReason {
-  return end === undefined || end === 'ended' ? 'session-ended' : end;
 }

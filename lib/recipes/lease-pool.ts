@@ -18,16 +18,21 @@
  * the tokens grow in the order the leases were granted.
  */
 import { randomUUID } from 'node:crypto';
-import { IncompatibleQueueError, ZkConnectionLossError, ZkNodeExistsError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { QueueConflictError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { createIfMissing, readChildren, readNode, untilAnswered } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
-import { pathPrefixes } from '../zookeeper/paths.js';
+import { checkGrant } from '../queue/grant-check.js';
 import type { LockDriver } from '../queue/lock-driver.js';
+import type { CreateProgress, ProtectedNode } from '../queue/protected-create.js';
 import type { QueueGrant } from '../queue/queue.types.js';
+import { waitInQueue } from '../queue/queue-waiter.js';
 import { curatorMutexDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
 import type { HeldLock } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
+
+/** Leases and their parents persist until removed, as both clients leave them. */
+const LEASE_PARENTS = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' } as const;
 
 /** Where one client's semaphore keeps its guard and leases, and how a lease is added. */
 interface PoolLayout {
@@ -73,19 +78,19 @@ export class LeasePool implements LockRecipe {
   ) {}
 
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return this.take(resource, options, false) as Promise<HeldLock>;
+    return this.acquireOrTry(resource, options, false) as Promise<HeldLock>;
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
-    return this.take(resource, options, true);
+    return this.acquireOrTry(resource, options, true);
   }
 
-  private take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
     const { runtime } = this;
-    return runtime.take(resource, options, tryOnly, (stop, noWait, sink) => {
+    return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) => {
       const path = runtime.pathFor(resource, options.zkPath);
       const data = runtime.dataOf(options);
-      this.grab(path, data, stop, noWait).then(
+      this.untilLeased(path, data, stop, noWait).then(
         (grant) => sink.granted(grant),
         (error: unknown) => sink.failed(error),
       );
@@ -93,9 +98,9 @@ export class LeasePool implements LockRecipe {
   }
 
   /** One lease: again in the next session when the session ends before it is held. */
-  private async grab(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+  private async untilLeased(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
     for (;;) {
-      const guard = await this.takeGuard(path, data, stop, noWait);
+      const guard = await this.acquireGuard(path, data, stop, noWait);
       if (!guard) return null;
       try {
         const lease = await this.addLease(guard, path, data, stop, noWait);
@@ -110,24 +115,39 @@ export class LeasePool implements LockRecipe {
   }
 
   /** The guard lock, as a raw grant (null: busy and `noWait`). */
-  private takeGuard(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
+  private acquireGuard(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
     return new Promise((granted, failed) => {
-      this.runtime.queue.start({ parent: this.pool.guardPath(path), driver: this.pool.guard, data, stop, tryOnly: noWait }, { granted, failed });
+      waitInQueue(this.runtime.waiters, { parent: this.pool.guardPath(path), driver: this.pool.guard, data, stop, tryOnly: noWait }, { granted, failed });
     });
   }
 
   /** Holding the guard: adds our lease when the pool has room, waiting while it is full. */
   private async addLease(guard: QueueGrant, path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null | typeof VANISHED> {
     const { session } = guard;
-    const { pool, permits } = this;
+    const { pool, permits, runtime } = this;
     const leases = pool.leasesPath(path);
     if (pool.storesPermits) await this.checkStoredPermits(session, path, stop);
-    let lease = pool.sequential ? await this.createLease(session, leases, data, stop) : undefined;
+    // A pool that counts before it adds (kazoo's) creates its lease only while our guard node is there.
+    const node: ProtectedNode = {
+      parent: leases,
+      name: pool.leaseName(),
+      data,
+      mode: pool.sequential ? 'EPHEMERAL_SEQUENTIAL' : 'EPHEMERAL',
+      parents: LEASE_PARENTS,
+      whileExists: pool.sequential ? undefined : guard.path,
+    };
+    const progress: CreateProgress = { createSent: false, mine: undefined };
+    let lease: string | undefined;
     try {
+      if (pool.sequential) {
+        const added = await this.createLease(session, node, progress, stop);
+        if (added === VANISHED) return VANISHED;
+        lease = added;
+      }
       for (;;) {
         const { children } = await readChildren(session, leases, stop);
         if (lease === undefined && children.length < permits) {
-          const added = await this.createLease(session, leases, data, stop, guard.path);
+          const added = await this.createLease(session, node, progress, stop);
           if (added === VANISHED) return VANISHED; // our guard is gone: take it again
           lease = added;
         }
@@ -136,13 +156,14 @@ export class LeasePool implements LockRecipe {
           if (!children.includes(name) && pool.sequential) return VANISHED; // deleted by hand: start again, as Curator does
           if (!pool.sequential || children.length <= permits) {
             // Granted in the instant the caller gave up, or after the lease ran out: hand it back.
-            stop.throwIfAborted();
-            if (!session.checkLease()) throw session.lost.reason;
+            const check = checkGrant(session, stop);
+            if (check === 'stopped') throw stop.reason;
+            if (check === 'session-ended') throw session.lost.reason;
             return { session, path: lease, fencingToken: guard.fencingToken, queueId: guard.queueId };
           }
         }
         if (noWait) {
-          if (lease !== undefined) await this.runtime.remover.remove(session, lease);
+          if (lease !== undefined) await runtime.remover.remove(session, lease);
           return null;
         }
         // Under the guard nobody adds a lease: a lease going is the only change to wait for.
@@ -150,58 +171,17 @@ export class LeasePool implements LockRecipe {
         await waitForChange(session, others, stop);
       }
     } catch (error) {
-      if (lease !== undefined && !session.lost.aborted) await this.runtime.remover.removeBounded(session, lease).catch((e: unknown) => this.runtime.remover.report(e));
+      await runtime.creator.abandon(session, node, progress);
       throw error;
     }
   }
 
-  /**
-   * Creates our lease (its parents too, when missing); a create of unknown outcome is found by its
-   * unique name. On any failure after a create was sent, the node it may have made is removed.
-   * With `guard` (a pool that counts before it adds), the lease is created only while that guard
-   * node is there; VANISHED when it is not.
-   */
-  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal): Promise<string>;
-  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal, guard: string): Promise<string | typeof VANISHED>;
-  private async createLease(session: ZkSessionApi, leases: string, data: Buffer, stop: AbortSignal, guard?: string): Promise<string | typeof VANISHED> {
-    const { pool, runtime } = this;
-    const name = pool.leaseName();
-    const path = `${leases}/${name}`;
-    let sent = false;
-    try {
-      for (;;) {
-        if (!session.connected) await session.whenConnected(stop);
-        try {
-          sent = true;
-          if (pool.sequential) return await session.create(path, data, 'EPHEMERAL_SEQUENTIAL', runtime.acl);
-          await session.multi([
-            ...(guard === undefined ? [] : [{ op: 'check', path: guard, version: -1 } as const]),
-            { op: 'create', path, data, mode: 'EPHEMERAL', acl: runtime.acl },
-          ]);
-          return path;
-        } catch (error) {
-          if (error instanceof ZkNoNodeError) {
-            sent = false; // refused: nothing was created
-            if (guard !== undefined && !(await readNode(session, guard, stop))) return VANISHED;
-            for (const ancestor of pathPrefixes(leases)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
-            continue;
-          }
-          // A retried create of a fixed name (kazoo's) that had gone through: ours if our session owns it.
-          if (error instanceof ZkNodeExistsError && !pool.sequential) {
-            const { stat } = await untilAnswered(session, stop, () => session.getData(path));
-            if (stat.ephemeralOwner === session.id) return path;
-            throw error;
-          }
-          if (!(error instanceof ZkConnectionLossError)) throw error;
-          const { children } = await readChildren(session, leases, stop);
-          const found = children.find((child) => child.startsWith(name));
-          if (found) return `${leases}/${found}`;
-        }
-      }
-    } catch (error) {
-      if (sent && !session.lost.aborted) runtime.remover.removeByPrefixSoon(session, leases, name);
-      throw error;
-    }
+  /** Our lease, by the protected create; VANISHED when the guard it was to be created under is gone. */
+  private async createLease(session: ZkSessionApi, node: ProtectedNode, progress: CreateProgress, stop: AbortSignal): Promise<string | typeof VANISHED> {
+    const created = await this.runtime.creator.create(session, node, progress, stop);
+    if (created.outcome !== 'created') return VANISHED;
+    progress.mine = created.path.slice(node.parent.length + 1); // known, adopted or not: given back by name
+    return created.path;
   }
 
   /** kazoo's max_leases in the pool path's data: written when we create the path, refused when another number is there. */
@@ -209,13 +189,13 @@ export class LeasePool implements LockRecipe {
     const { permits } = this;
     let data = (await readNode(session, path, stop))?.data;
     if (!data) {
-      for (const ancestor of pathPrefixes(path).slice(0, -1)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, this.runtime.acl);
+      await this.runtime.parents.ensureAncestors(session, path, LEASE_PARENTS.ancestors, stop);
       if (await createIfMissing(session, path, 'PERSISTENT', stop, this.runtime.acl, String(permits))) return;
       ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
     }
     const text = data.toString('utf8').trim();
     if (/^[+-]?\d+$/.test(text) && Number(text) !== permits) {
-      throw new IncompatibleQueueError(
+      throw new QueueConflictError(
         `kazoo's Semaphore on this path allows ${Number(text)} leases (max_leases, stored in ${path}) and this semaphore asks for ${permits} permits; ` +
           'every user of one semaphore must give the same number',
       );

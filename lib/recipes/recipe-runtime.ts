@@ -3,10 +3,12 @@ import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/p
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
 import { HeldLock } from './held-lock.js';
-import { LockInternals } from '../queue/lock-internals.js';
+import { LockParents } from '../queue/lock-parents.js';
+import { ProtectedCreate } from '../queue/protected-create.js';
 import type { QueueGrant, QueueSink, SessionSource } from '../queue/queue.types.js';
 import { NodeRemover } from '../queue/node-remover.js';
 import { Stopper } from '../queue/stopper.js';
+import { WaiterHost } from '../queue/waiter-host.js';
 
 /** Options shared by every recipe of one client (FairLock, ReadWriteLock, Semaphore, SimpleLock). */
 export interface RecipeOptions {
@@ -90,19 +92,27 @@ export const MAX_NODE_DATA_BYTES = 1024;
 const EMPTY = Buffer.alloc(0);
 
 /**
- * How a recipe gets one grant: `stop` ends the wait; `noWait` means give up (null) when busy. It
- * tells `sink` once how it ended (the grant, null, or the error).
+ * How a recipe starts its ZooKeeper part of one acquire: `stop` ends the wait; `noWait` means give
+ * up (null) when busy. It tells `sink` once how it ended (the grant, null, or the error).
  */
-export type Grab = (stop: AbortSignal, noWait: boolean, sink: QueueSink) => void;
+export type StartAcquire = (stop: AbortSignal, noWait: boolean, sink: QueueSink) => void;
 
 /**
- * What every recipe of one client shares: sessions, root path, the queue mechanics, clean-up, and
- * the way a wait is bounded and its failures explained.
+ * What every recipe of one client shares: sessions, root path, the protected create and the
+ * parents' rules, the queue waiters' host, clean-up, and the way a wait is bounded and its failures
+ * explained.
  */
 export class RecipeRuntime {
   readonly rootPath: string;
   readonly remover: NodeRemover;
-  readonly queue: LockInternals;
+  /** Creates the parents of lock nodes (the rootPath rule). */
+  readonly parents: LockParents;
+  /** The one way a recipe creates its node (Curator's `withProtection()`). */
+  readonly creator: ProtectedCreate;
+  /** What the queue waiters of this client share. */
+  readonly waiters: WaiterHost;
+  /** The operator's epoch, the first part of every token (see fencing-token.ts). */
+  readonly tokenEpoch: number;
   readonly connectWaitMs: number;
   readonly acl: readonly ZkAcl[] | undefined;
 
@@ -113,12 +123,10 @@ export class RecipeRuntime {
     this.rootPath = validateRootPath(options.rootPath ?? DEFAULT_ROOT_PATH);
     this.remover = new NodeRemover(options.onBackgroundError);
     this.acl = options.acl;
-    this.queue = new LockInternals(sessions, {
-      rootPath: this.rootPath,
-      remover: this.remover,
-      acl: options.acl,
-      tokenEpoch: validateTokenEpoch(options.tokenEpoch),
-    });
+    this.tokenEpoch = validateTokenEpoch(options.tokenEpoch);
+    this.parents = new LockParents(this.rootPath, options.acl);
+    this.creator = new ProtectedCreate(this.parents, options.acl, this.remover);
+    this.waiters = new WaiterHost(sessions, { creator: this.creator, remover: this.remover, tokenEpoch: this.tokenEpoch });
     this.connectWaitMs = options.connectWaitMs ?? 10_000;
   }
 
@@ -159,27 +167,28 @@ export class RecipeRuntime {
   }
 
   /**
-   * Runs one acquire: bounds it by the caller's timeout and signal, turns a grant into a HeldLock,
-   * and every failure into the library's typed errors. Resolves null only for `tryOnly`.
+   * One acquire of a recipe: bounds it by the caller's timeout and signal, starts its ZooKeeper part
+   * (`start`), turns the grant into a HeldLock and every failure into the library's typed errors.
+   * Resolves null only for `tryOnly`.
    */
-  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, grab: Grab): Promise<HeldLock | null> {
+  acquire(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, start: StartAcquire): Promise<HeldLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
     return new Promise<HeldLock | null>((resolve, reject) => {
-      const taking = new Taking(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, this.remover, resolve, reject);
+      const pending = new PendingAcquire(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, this.remover, resolve, reject);
       try {
-        grab(taking.signal, noWait, taking);
+        start(pending.signal, noWait, pending);
       } catch (error) {
-        taking.failed(error);
+        pending.failed(error);
       }
     });
   }
 }
 
 /**
- * One acquire of RecipeRuntime.take, as the queue's sink: its Stopper (the caller's timeout and
+ * One acquire of RecipeRuntime.acquire, as the queue's sink: its Stopper (the caller's timeout and
  * signal) and the caller's promise. A grant becomes a HeldLock, every failure a typed error.
  */
-class Taking extends Stopper implements QueueSink {
+class PendingAcquire extends Stopper implements QueueSink {
   private done = false;
 
   constructor(

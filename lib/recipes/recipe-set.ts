@@ -4,7 +4,10 @@ import { type InspectOptions, inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
-import { FairLock, QueueLock, ReadWriteLock, Semaphore } from './queue-lock.js';
+import { FairLock } from './fair-lock.js';
+import { QueueLock } from './queue-lock.js';
+import { ReadWriteLock } from './read-write-lock.js';
+import { Semaphore } from './semaphore.js';
 import { revocableExclusiveDriver, revocableWriteDriver } from '../queue/lock-driver.js';
 import { InvalidOptionsError } from '../errors.js';
 import { LEASE_POOLS, LeasePool } from './lease-pool.js';
@@ -169,7 +172,7 @@ export class RecipeSet {
   async rootAclProblem(ownerDigest: string | undefined): Promise<string | undefined> {
     const { rootPath } = this.runtime;
     const session = await this.runtime.sessions.session();
-    await this.runtime.queue.ensureRoot(session, AbortSignal.timeout(this.runtime.connectWaitMs));
+    await this.runtime.parents.ensureRoot(session, AbortSignal.timeout(this.runtime.connectWaitMs));
     const current = await session.getAcl(rootPath);
     const strangers = strangersWhoMayWrite(current, ownerDigest && digestId(ownerDigest));
     if (strangers.length === 0) return undefined;

@@ -23,8 +23,8 @@ import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, r
 import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
-import { LockServiceShutdown } from './lock-service.shutdown.js';
-import { RecipeTaker } from './recipe-taker.js';
+import { ShutdownGate } from '../context/shutdown-gate.js';
+import { NewLocks } from '../context/new-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import { LockEvents } from '../events/lock-events.js';
 import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
@@ -66,7 +66,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /** What a request that does not say gets. */
   private readonly defaults: RequestDefaults;
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
-  private readonly shutdown: LockServiceShutdown;
+  private readonly shutdown: ShutdownGate;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
   private readonly events: LockEvents;
   /** What to undo at shutdown: listeners on the connection and the event log. */
@@ -83,7 +83,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
     const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
-    this.shutdown = new LockServiceShutdown(shutdownGraceMs, !this.ownsConnection, this.logger);
+    this.shutdown = new ShutdownGate(shutdownGraceMs, !this.ownsConnection, (message) => this.logger.warn(message));
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
     this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
@@ -105,7 +105,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
     this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
-    this.reentrantLocks = new ReentrantLocks(`s${++services}`, new RecipeTaker(this.recipes, this.shutdown));
+    this.reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     this.logsEvents = logLevel !== undefined;
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
@@ -168,7 +168,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    return this.begin(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
+    // Never null when not tryOnly. A bad request rejects, as every later failure does.
+    return rejectOnThrow(() => this.acquireRequest(this.requestOf(resource, options, options), false) as Promise<LockHandle>);
   }
 
   /**
@@ -176,7 +177,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Inside a context that already holds it, succeeds at once.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
-    return this.begin(resource, options, true);
+    return rejectOnThrow(() => this.acquireRequest(this.requestOf(resource, options, options), true));
   }
 
   /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
@@ -197,7 +198,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     try {
       for (const request of requests) {
         const left = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
-        handles.push((await this.obtain({ ...request, waitTimeoutMs: left }, false))!);
+        handles.push((await this.acquireRequest({ ...request, waitTimeoutMs: left }, false))!);
       }
       return handles;
     } catch (error) {
@@ -351,10 +352,6 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     };
   }
 
-  private begin(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
-    return rejectOnThrow(() => this.obtain(this.requestOf(resource, options, options), tryOnly));
-  }
-
   private requestOf(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions): LockRequest {
     return checkRequest(resource, kind, options, this.defaults);
   }
@@ -390,18 +387,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * The lock context answers, or takes a new lock from ZooKeeper; observed, when events or spans
-   * are; held for at least holdAtLeastMs, when asked.
+   * One checked request: the lock context answers, or takes a new lock from ZooKeeper; observed,
+   * when events or spans are; held for at least holdAtLeastMs, when asked.
    */
-  private obtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+  private acquireRequest(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const { holdAtLeastMs } = request;
-    const obtained = this.observedObtain(request, tryOnly);
-    return holdAtLeastMs > 0 ? obtained.then((handle) => handle && this.holds.wrap(handle, holdAtLeastMs)) : obtained;
-  }
-
-  private observedObtain(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    if (!this.events.watched) return this.reentrantLocks.obtain(request, tryOnly);
-    const owner = request.owner ?? currentLockContext()?.owner;
-    return this.events.observe(request, tryOnly, owner, () => this.reentrantLocks.obtain(request, tryOnly));
+    const acquired = this.events.watched
+      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, () => this.reentrantLocks.acquire(request, tryOnly))
+      : this.reentrantLocks.acquire(request, tryOnly);
+    return holdAtLeastMs > 0 ? acquired.then((handle) => handle && this.holds.wrap(handle, holdAtLeastMs)) : acquired;
   }
 }

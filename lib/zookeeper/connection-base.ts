@@ -1,13 +1,12 @@
-import { ZkConnectionError } from '../errors.js';
+import { type LockLossReason, ZkConnectionError } from '../errors.js';
 import { waitInSet } from '../shared/promises.js';
-import type { SessionEnd } from './zk-errors.js';
 import type { ConnectionState, ConnectionStateListener } from './zk-lock-connection.js';
 import type { ZkSessionApi } from './zk-session-api.js';
 
 /** A session as its connection drives it: ZkSession, or the testing kit's InMemorySession. */
 export interface OwnedSession extends ZkSessionApi {
   /** Ends the session for its users: `lost` aborts with a ZkSessionLostError. Idempotent. */
-  markLost(detail: string, end: SessionEnd): void;
+  markLost(detail: string, end: LockLossReason): void;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidOptionsError, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
+import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { ConnectionBase } from './connection-base.js';
@@ -6,7 +6,7 @@ import { validateDigest } from './zk-acl.js';
 import type { ZkLockConnection } from './zk-lock-connection.js';
 import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
-import { describeClose, type SessionEnd } from './zk-errors.js';
+import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls } from './zk-tls.options.js';
@@ -258,7 +258,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockCon
     try {
       next = this.openHandle({ session, password });
     } catch {
-      this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it', 'ended');
+      this.declareLost(session, 'its connection dropped and no new handle could be opened to resume it', 'session-ended');
       return;
     }
     session.adoptHandle(next);
@@ -266,7 +266,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockCon
     this.suspend(session);
   }
 
-  private declareLost(session: ZkSession, detail: string, end: SessionEnd): void {
+  private declareLost(session: ZkSession, detail: string, end: LockLossReason): void {
     if (session.lost.aborted || this.current !== session) return;
     this.clearLostTimer();
     if (end === 'lease-expired' && this.client) {

@@ -1,4 +1,4 @@
-import { IncompatibleLockError, LockOperationError, ZkLockError, ZkRollbackError } from '../errors.js';
+import { IncompatibleLockError, type LockLossReason, LockOperationError, ZkLockError, ZkRollbackError } from '../errors.js';
 
 /**
  * ZooKeeper result codes mapped to typed errors. Recipes branch on these classes, never on numbers.
@@ -63,28 +63,27 @@ export class ZkNoAuthError extends ZkError {}
  */
 export class ZkConnectionLossError extends ZkError {}
 /**
- * How a session ended: its lease ran out, the server expired it, it stayed disconnected for its
- * whole timeout, the application closed it, or another end (no new handle could resume it).
- */
-export type SessionEnd = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'ended';
-
-/**
  * How the native client's `close` event tells why it closed a handle (its session states
  * ZOO_EXPIRED_SESSION_STATE and ZOO_AUTH_FAILED_STATE, not result codes), as the lost session's
  * detail and end.
  */
-export function describeClose(code: number): { detail: string; end: SessionEnd } {
+export function describeClose(code: number): { detail: string; end: LockLossReason } {
   if (code === -112) return { detail: 'the session expired', end: 'session-expired' };
-  return { detail: code === -113 ? 'authentication failed' : `the client closed (${code})`, end: 'ended' };
+  return { detail: code === -113 ? 'authentication failed' : `the client closed (${code})`, end: 'session-ended' };
 }
 
-/** The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone. */
+/**
+ * The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone.
+ * `end` says how, in the words its holders' LockLostError uses (the public LockLossReason, never
+ * `'revoked'` here): its lease ran out, the server expired it, it stayed disconnected for its whole
+ * timeout, the application closed it, or another end (no new handle could resume it).
+ */
 export class ZkSessionLostError extends ZkError {
   constructor(
     op: string,
     path: string,
     readonly detail = 'the ZooKeeper session was lost',
-    readonly end: SessionEnd = 'session-expired',
+    readonly end: LockLossReason = 'session-expired',
   ) {
     super(ZK_CODES.SESSIONEXPIRED, op, path);
     this.message = `ZooKeeper ${op} ${path} failed: ${detail}`;
@@ -92,10 +91,11 @@ export class ZkSessionLostError extends ZkError {
 }
 
 /**
- * A listing right after our own create showed an older zxid than this connection had seen before:
- * the server's history went back (see ZxidWatermark).
+ * A listing or a node right after our own create showed an older zxid than this connection had seen
+ * before: the servers' history went back (see ZxidWatermark). Internal: toLockError turns it into
+ * the public ZkRollbackError, which names the resource.
  */
-export class ZkRolledBackError extends ZkError {
+export class HistoryWentBackError extends ZkError {
   constructor(
     path: string,
     readonly seen: number,
@@ -111,7 +111,7 @@ export class ZkRolledBackError extends ZkError {
   }
 }
 
-/** What a rollback was detected by (see ZkRolledBackError.what). */
+/** What showed the history going back (see HistoryWentBackError.what). */
 export type RollbackSeen = 'zxid' | 'sequence' | 'queue';
 
 /** What went back, for a message: "zxid 0x... seen before, the server now shows 0x...". */
@@ -173,17 +173,18 @@ export function zkError(code: number, op: string, path: string): ZkError {
 }
 
 /**
- * Entries of a queue that another lock type made: a lock and a semaphore on one resource, or
- * semaphores that disagree about their permits. The recipe turns it into IncompatibleLockError.
+ * The path holds nodes this lock cannot share it with: a lock and a semaphore on one resource,
+ * semaphores that disagree about their permits, another layout's nodes, a simple lock's node.
+ * Internal: toLockError turns it into the public IncompatibleLockError, which names the resource.
  */
-export class IncompatibleQueueError extends Error {
+export class QueueConflictError extends Error {
   constructor(
     readonly detail: string,
     /** What the caller should do, when not the usual "one kind of lock per name". */
     readonly advice?: string,
   ) {
     super(detail);
-    this.name = 'IncompatibleQueueError';
+    this.name = 'QueueConflictError';
   }
 }
 
@@ -194,8 +195,8 @@ export class IncompatibleQueueError extends Error {
  */
 export function toLockError(error: unknown, resource: string): unknown {
   if (error instanceof ZkLockError) return error;
-  if (error instanceof IncompatibleQueueError) return new IncompatibleLockError(resource, error.detail, error.advice);
-  if (error instanceof ZkRolledBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
+  if (error instanceof QueueConflictError) return new IncompatibleLockError(resource, error.detail, error.advice);
+  if (error instanceof HistoryWentBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
   if (error instanceof ZkNoAuthError) {
     return new LockOperationError(
       resource,

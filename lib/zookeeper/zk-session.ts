@@ -3,7 +3,8 @@ import { PathWatch, type WatcherCount } from './path-watch.js';
 import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
-import { type SessionEnd, serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import type { LockLossReason } from '../errors.js';
+import { serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
 import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
 
@@ -36,7 +37,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
      * Told when a reply shows the session is over (expired, closing, moved), or its lease ran out
      * while in use, so that it is ended and replaced.
      */
-    private readonly onEnded: (session: ZkSession, detail: string, end: SessionEnd) => void = () => undefined,
+    private readonly onEnded: (session: ZkSession, detail: string, end: LockLossReason) => void = () => undefined,
     /**
      * Told, synchronously, when the C client dropped its socket inside a request: its handle must be
      * closed before the event loop polls again (see `call`).
@@ -108,7 +109,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
-  markLost(detail: string, end: SessionEnd): void {
+  markLost(detail: string, end: LockLossReason): void {
     if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail, end);
     this.lease.end();

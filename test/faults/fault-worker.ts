@@ -6,7 +6,8 @@
 import { LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { CohortLock } from '../../lib/recipes/cohort-lock.js';
-import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import type { LockRecipe } from '../../lib/recipes/recipe-runtime.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { countingSessions } from '../support/counting-sessions.js';

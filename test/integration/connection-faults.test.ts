@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LockLostError, ZkConnectionError } from '../../lib/errors.js';
-import { FairLock, QueueLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { curatorMutexDriver, kazooLockDriver } from '../../lib/queue/foreign-drivers.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';

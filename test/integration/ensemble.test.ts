@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, eventually, fourLetterTo, uniqueRoot } from '../support/zk-fixtures.js';
 import { startZkEnsemble, type ZkEnsemble } from '../support/zk-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockAbortedError, LockLostError, LockNotHeldError, LockTimeoutError } from '../../lib/errors.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import {
   childrenOf,
   eventually,

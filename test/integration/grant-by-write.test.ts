@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
-import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
 
 /**

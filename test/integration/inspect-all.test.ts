@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { ageOf, inspectAll, resourceOf } from '../../lib/recipes/inspect-all.js';
-import { FairLock, QueueLock, ReadWriteLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { QueueLock } from '../../lib/recipes/queue-lock.js';
+import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
+import { Semaphore } from '../../lib/recipes/semaphore.js';
 import { inspectLock } from '../../lib/recipes/inspect.js';
 import { curatorMutexDriver, kazooReadDriver } from '../../lib/queue/foreign-drivers.js';
 import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
-import { ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { childrenOf, countingSessions, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 type Mode = 'read' | 'write';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, InvalidResourceNameError, LockOperationError, type ZkLockModuleOptions } from '../../lib/index.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { digestId, ZK_PERMS } from '../../lib/zookeeper/zk-acl.js';
 import { ZkNoAuthError } from '../../lib/zookeeper/zk-errors.js';
 import { randomName, seeded } from '../support/names.js';

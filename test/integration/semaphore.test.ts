@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
-import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { Semaphore } from '../../lib/recipes/semaphore.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 

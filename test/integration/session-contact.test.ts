@@ -10,7 +10,7 @@ import { loadNativeModule, type NativeClient, pingAnsweredAt } from '../../lib/z
 import { startZkServer, type ZkServer } from '../support/zk-server.js';
 import { uniqueRoot } from '../support/zk-fixtures.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 
 const SESSION_TIMEOUT_MS = 1_500;
 const PING_XID = -2;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
-import { FairLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { childrenOf, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
@@ -114,5 +114,16 @@ describe('simple lock on a real ZooKeeper', () => {
     const taken = await next;
     expect(BigInt(taken.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
     await taken.release();
+  });
+  it('takes a zkPath whose parent is missing: the parent is created (persistent), as for any lock', async () => {
+    const root = uniqueRoot('simple-root');
+    const elsewhere = uniqueRoot('simple-zkpath');
+    const connection = await connect();
+    const lock = new SimpleLock(connection, { rootPath: root });
+    const held = await lock.acquire('job', { zkPath: `${elsewhere}/a/job`, waitTimeoutMs: 5000 });
+    expect(held.path).toBe(`${elsewhere}/a/job`);
+    expect(await childrenOf(connection, `${elsewhere}/a`)).toEqual(['job']);
+    await held.release();
+    expect(await childrenOf(connection, `${elsewhere}/a`)).toEqual([]);
   });
 });

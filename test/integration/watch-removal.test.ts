@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
-import { FairLock, ReadWriteLock } from '../../lib/recipes/queue-lock.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../../lib/queue/foreign-drivers.js';
 import { exclusiveDriver } from '../../lib/queue/lock-driver.js';
 import { styleOf } from '../../lib/queue/layouts.js';
-import { IncompatibleQueueError } from '../../lib/zookeeper/zk-errors.js';
+import { QueueConflictError } from '../../lib/zookeeper/zk-errors.js';
 
 /** Sort and hold rules of the foreign layouts, from Curator's and kazoo's sources and tests. */
 describe('Curator and kazoo drivers: names, order, who holds', () => {
@@ -69,7 +69,7 @@ describe('Curator and kazoo drivers: names, order, who holds', () => {
       'curator-mutex',
       undefined,
     ]);
-    expect(() => exclusiveDriver.order([own, curator])).toThrow(IncompatibleQueueError);
+    expect(() => exclusiveDriver.order([own, curator])).toThrow(QueueConflictError);
     expect(() => curatorMutexDriver.order([curator, kazoo])).toThrow(/kazoo's Lock/);
     expect(() => curatorMutexDriver.order([curator, curatorRw])).toThrow(/InterProcessReadWriteLock/);
     expect(() => curatorWriteDriver.order([curatorRw, curator])).toThrow(/InterProcessMutex/);

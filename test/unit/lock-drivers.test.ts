@@ -7,7 +7,7 @@ import {
   writeDriver,
 } from '../../lib/queue/lock-driver.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
-import { IncompatibleQueueError } from '../../lib/zookeeper/zk-errors.js';
+import { QueueConflictError } from '../../lib/zookeeper/zk-errors.js';
 
 /** A queue from kind letters, in order: 'wrrw' is write, read, read, write. */
 function queueOf(kinds: string, permits = ''): ReturnType<typeof sortQueue> {
@@ -51,7 +51,7 @@ describe('read/write drivers', () => {
   });
 
   it('refuses to share a queue with a semaphore', () => {
-    expect(() => readDriver.decide(queueOf('sr', '3'), 1)).toThrow(IncompatibleQueueError);
+    expect(() => readDriver.decide(queueOf('sr', '3'), 1)).toThrow(QueueConflictError);
     expect(() => exclusiveDriver.decide(queueOf('sx', '3'), 1)).toThrow(/semaphore/);
     // A newer entry of another kind is the newcomer's mistake: it does not fail the entries before it.
     expect(readDriver.decide(queueOf('rs', '3'), 0).granted).toBe(true);

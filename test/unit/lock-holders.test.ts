@@ -3,7 +3,7 @@ import { InvalidOptionsError, InvalidResourceNameError } from '../../lib/errors.
 import { detectLayout, leasePoolOf } from '../../lib/queue/layouts.js';
 import { lockHolders, lockHoldersAt, waitersOf } from '../../lib/queue/lock-holders.js';
 import { checkTargets } from '../../lib/recipes/inspect-elsewhere.js';
-import { IncompatibleQueueError } from '../../lib/zookeeper/zk-errors.js';
+import { QueueConflictError } from '../../lib/zookeeper/zk-errors.js';
 
 const uuid = '8eb63f3c-8f33-4b5e-9f8c-0123456789ab';
 const hex = '0123456789abcdef0123456789abcdef';
@@ -82,7 +82,7 @@ describe("holders and waiters by each layout's rules (what the views and request
 
   it("refuses another layout's nodes: a typed error naming the layout to use, when a caller named the wrong one", () => {
     const children = [`${hex}__lock__${seq(1)}`];
-    expect(() => lockHolders(children, 'curator')).toThrow(IncompatibleQueueError);
+    expect(() => lockHolders(children, 'curator')).toThrow(QueueConflictError);
     expect(() => lockHoldersAt('/billing/x', children, 'curator')).toThrow(
       new InvalidOptionsError('layout', `'curator' does not match the lock at /billing/x: its path holds kazoo's Lock, WriteLock or ReadLock (layout: 'kazoo') nodes (${children[0]}), which do not exclude this lock's; name it with the layout of its nodes (the CLI's --layout)`),
     );

@@ -1,5 +1,4 @@
-import type { SessionEnd } from '../../zookeeper/zk-errors.js';
-import { ZkLockError } from '../../errors.js';
+import { type LockLossReason, ZkLockError } from '../../errors.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { checkMs } from '../../shared/durations.js';
 import { ConnectionBase } from '../../zookeeper/connection-base.js';
@@ -134,7 +133,7 @@ export class InMemoryConnection extends ConnectionBase<InMemorySession> implemen
     return session;
   }
 
-  private endSession(session: InMemorySession, detail: string, end: SessionEnd): void {
+  private endSession(session: InMemorySession, detail: string, end: LockLossReason): void {
     if (session.lost.aborted || this.current !== session) return;
     clearTimeout(this.expiryTimer);
     this.server.tree.closeSession(session.id);

@@ -1,7 +1,8 @@
 import type { ZkStat } from '../../zookeeper/native-client.js';
 import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
-import { type SessionEnd, ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
+import type { LockLossReason } from '../../errors.js';
+import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
 import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session-api.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 import { rejectOnThrow } from '../../shared/promises.js';
@@ -64,7 +65,7 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
   }
 
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
-  markLost(detail: string, end: SessionEnd): void {
+  markLost(detail: string, end: LockLossReason): void {
     this.end(new ZkSessionLostError('session', this.id, detail, end), () => {
       this.heldEvents = [];
     });

@@ -1,18 +1,19 @@
 import { setMaxListeners } from 'node:events';
-import type { Logger } from '@nestjs/common';
 import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from '../errors.js';
 import type { HeldLock } from '../recipes/held-lock.js';
 
 /** The reason the waits still queued at shutdown are stopped with. */
 const SHUTTING_DOWN = Symbol('the application is shutting down');
-const REVOKED_BECAUSE = 'the application is shutting down';
+const TAKEN_AWAY_BECAUSE = 'the application is shutting down';
 
 /**
- * What shutdown does to one LockService's locks: it counts the locks taken from ZooKeeper, refuses
- * new ones once shutdown began, gives the holders their grace period, then takes what is left away;
- * and it tells the callers still waiting that the service closed (LockServiceClosedError).
+ * What shutdown does to one LockService's locks, at the gate where new locks are taken from
+ * ZooKeeper (NewLocks): it counts the locks taken, refuses new ones once shutdown began, gives the
+ * holders their grace period, then takes what is left away (HeldLock.takeAway); and it tells the
+ * callers still waiting that the service closed (LockServiceClosedError). LockService drives it
+ * (`begin`, `finish`); no Nest in here.
  */
-export class LockServiceShutdown {
+export class ShutdownGate {
   private readonly held = new Set<HeldLock>();
   private allReleased: (() => void) | undefined;
   private closing = false;
@@ -26,7 +27,8 @@ export class LockServiceShutdown {
   constructor(
     private readonly graceMs: number,
     connectionSupplied: boolean,
-    private readonly logger: Logger,
+    /** Failures of the releases at shutdown (LockService logs them). */
+    private readonly warn: (message: string) => void,
   ) {
     if (connectionSupplied) {
       this.stopWaits = new AbortController();
@@ -34,7 +36,7 @@ export class LockServiceShutdown {
     }
   }
 
-  /** A lock's end (released, revoked or lost): it no longer counts. Given to the recipes as `onEnd`. */
+  /** A lock's end (released, taken away or lost): it no longer counts. Given to the recipes as `onEnd`. */
   readonly forget = (lock: HeldLock): void => {
     this.held.delete(lock);
     if (this.held.size === 0) this.allReleased?.();
@@ -61,7 +63,7 @@ export class LockServiceShutdown {
     this.held.add(lock);
     // Asked for before shutdown began and granted after: the grace period holds for it too, then it
     // is taken away (shutdown may have found nothing held and gone on already).
-    if (this.closing) setTimeout(() => void this.revoke(lock), this.graceMs).unref();
+    if (this.closing) setTimeout(() => void this.takeAway(lock), this.graceMs).unref();
   }
 
   /**
@@ -73,7 +75,7 @@ export class LockServiceShutdown {
     return this.closing && endedByShutdown ? new LockServiceClosedError(resource, { cause: error }) : error;
   }
 
-  /** Shutdown begins: refuse new locks, wait up to the grace period for the holders, revoke the rest. */
+  /** Shutdown begins: refuse new locks, wait up to the grace period for the holders, take the rest away. */
   async begin(): Promise<void> {
     this.closing = true;
     if (this.held.size > 0) {
@@ -86,25 +88,25 @@ export class LockServiceShutdown {
       });
       this.allReleased = undefined;
     }
-    await this.revokeAll();
+    await this.takeAwayAll();
   }
 
-  /** Shutdown ends: stop the waits a supplied connection would keep, revoke anything left. */
+  /** Shutdown ends: stop the waits a supplied connection would keep, take away anything left. */
   async finish(): Promise<void> {
     this.closing = true;
     this.stopWaits?.abort(SHUTTING_DOWN);
-    await this.revokeAll();
+    await this.takeAwayAll();
   }
 
-  private async revokeAll(): Promise<void> {
-    await Promise.all([...this.held].map((lock) => this.revoke(lock)));
+  private async takeAwayAll(): Promise<void> {
+    await Promise.all([...this.held].map((lock) => this.takeAway(lock)));
   }
 
-  private async revoke(lock: HeldLock): Promise<void> {
+  private async takeAway(lock: HeldLock): Promise<void> {
     try {
-      await lock.revoke(REVOKED_BECAUSE);
+      await lock.takeAway(TAKEN_AWAY_BECAUSE);
     } catch (error) {
-      this.logger.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
+      this.warn(`Releasing a lock at shutdown failed: ${String(error)}`);
     }
   }
 }
