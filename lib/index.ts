@@ -3,7 +3,7 @@ export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
 export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
-export type { AcquireOptions, LockPlacement, LockTarget } from './context/lock-request.js';
+export type { AcquireOptions, LockContextPolicy, LockPlacement, LockTarget } from './context/lock-request.js';
 export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';

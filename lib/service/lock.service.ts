@@ -12,16 +12,18 @@ import {
   type AcquireOptions,
   checkRequest,
   lockIdOf,
+  type LockContextPolicy,
   type LockPlacement,
   type LockRequest,
   type LockTarget,
   type RequestDefaults,
+  validateLockContext,
   validateWaitTimeout,
 } from '../context/lock-request.js';
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
-import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
+import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runInNewLockContext, runOutsideLockContext } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockServiceShutdown } from './lock-service.shutdown.js';
 import { RecipeTaker } from './recipe-taker.js';
@@ -53,7 +55,8 @@ let services = 0;
  *
  * Inside a lock context (each request; each withLock or decorated call made outside one) locks are
  * reentrant: taking a resource the context already holds succeeds at once and counts. A bare
- * `acquire` outside any context is its own.
+ * `acquire` outside any context is its own. `lockContext: 'new'` (and runInNewContext) take locks
+ * as another request would, for work that must not share the current context's locks.
  */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -189,8 +192,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * asking for {a, b} and {b, a} cannot deadlock. On any failure the ones taken are released.
    * `waitTimeoutMs` bounds the whole call. Each target may carry its own mode or permits.
    */
-  async acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
-    const requests = this.canonicalOrder(targets, options);
+  acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
+    return rejectOnThrow(() => this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireAllIn(targets, options, owner)));
+  }
+
+  private async acquireAllIn(targets: readonly LockTarget[], options: AcquireOptions, owner: string | undefined): Promise<LockHandle[]> {
+    const requests = this.canonicalOrder(targets, options).map((request) => withOwner(request, owner));
     const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaults.waitTimeoutMs;
     const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
     const handles: LockHandle[] = [];
@@ -213,12 +220,30 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * If the lock was lost while `fn` ran and `fn` itself succeeded, rejects with the LockLostError:
    * the work was not exclusive, and the caller must know.
    * Called outside any lock context, it opens one for `fn`: everything `fn` does is reentrant.
+   * With `lockContext: 'new'` it opens one even inside a context: the lock is taken as another
+   * request would take it, and what `fn` does joins that lock, not the caller's.
    */
   withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
     // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
     // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
     // queueing behind it, while another independent call still opens its own context and waits.
-    return runInLockContext(() => this.holding(resource, fn, options));
+    return rejectOnThrow(() => {
+      const policy = validateLockContext(options.lockContext);
+      // The lock itself joins the context `fn` runs in (the new one, with 'new'), so `fn` joins it.
+      return runByLockContextPolicy(policy, () => this.holding(resource, fn, { ...options, lockContext: 'join' }));
+    });
+  }
+
+  /**
+   * Runs `fn` in a new lock context, as if another request had started it: the locks `fn` takes
+   * (withLock, acquire, decorated methods) are its own, never joined with those of the current
+   * request or call, and wait for them like another request's would. For background work a request
+   * starts and does not wait for, and for parallel branches (`Promise.all`) that must exclude each
+   * other. Inside `fn`, locks are reentrant as in a request. Returns what `fn` returns.
+   */
+  runInNewContext<T>(fn: () => T): T {
+    const outer = currentLockContext();
+    return runInNewLockContext(fn, outer && (() => outer.owner));
   }
 
   private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
@@ -352,7 +377,20 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   private begin(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
-    return rejectOnThrow(() => this.obtain(this.requestOf(resource, options, options), tryOnly));
+    return rejectOnThrow(() => {
+      const request = this.requestOf(resource, options, options);
+      return this.byPolicy(validateLockContext(options.lockContext), (owner) => this.obtain(withOwner(request, owner), tryOnly));
+    });
+  }
+
+  /**
+   * Runs an acquire by its lock context policy: `'new'` takes the lock outside any context (it is
+   * the caller's own, as in a script), its node still naming the context's owner (given to `take`).
+   */
+  private byPolicy<T>(policy: LockContextPolicy, take: (owner: string | undefined) => Promise<T>): Promise<T> {
+    if (policy === 'join') return take(undefined);
+    const owner = currentLockContext()?.owner;
+    return runOutsideLockContext(() => take(owner));
   }
 
   private requestOf(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions): LockRequest {
@@ -404,4 +442,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     const owner = request.owner ?? currentLockContext()?.owner;
     return this.events.observe(request, tryOnly, owner, () => this.reentrantLocks.obtain(request, tryOnly));
   }
+}
+
+/** The request, its node naming `owner` when the caller named none. */
+function withOwner(request: LockRequest, owner: string | undefined): LockRequest {
+  return owner === undefined || request.owner !== undefined ? request : { ...request, owner };
 }
