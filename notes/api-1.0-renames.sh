@@ -14,8 +14,8 @@ cd "$(git rev-parse --show-toplevel)"
 # Source, tests, sample app, benchmarks and the user docs; not notes/ (history) nor api/ (generated).
 files() { git ls-files -- lib test sample-app bench docs README.md CONTRIBUTING.md CHANGELOG.md scripts | grep -E '\.(ts|mts|cts|mjs|cjs|js|md)$'; }
 
-if files | xargs grep -lwE 'GrantedLock|ZkConnectionLike' >/dev/null 2>&1; then
-  echo "api-1.0-renames: GrantedLock or ZkConnectionLike already appear: this tree is (partly) renamed; start from one without the renames" >&2
+if files | xargs grep -lwE 'GrantedLock|ZkConnectionLike|LockKindOptions' >/dev/null 2>&1; then
+  echo "api-1.0-renames: GrantedLock, ZkConnectionLike or LockKindOptions already appear: this tree is (partly) renamed; start from one without the renames" >&2
   exit 1
 fi
 if ! files | xargs grep -lw 'HeldLockInfo' >/dev/null 2>&1; then
@@ -30,5 +30,6 @@ rename() { # old new
 rename ZkLockConnection ZkConnectionLike   # the interface a LockService's connection has (lib/zookeeper/zk-lock-connection.ts)
 rename HeldLock GrantedLock                # the internal class of a granted lock node (lib/recipes/held-lock.ts)
 rename HeldLockInfo HeldLock               # what heldLock() returns (lib/recipes/lock-handle.ts)
+rename LockKind LockKindOptions            # the { mode, permits } options pair (lib/recipes/lock-kind.ts)
 
 echo "now: npm run typecheck && npm run build && npm run api:update, and commit the renames alone"
