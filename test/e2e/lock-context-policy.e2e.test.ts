@@ -76,7 +76,7 @@ class OrdersController {
   /** What a request's context answers, and what a 'new' acquire gets, while the request holds the lock. */
   @Post(':id/try')
   @DistributedLock((id: string) => `orders:${id}`)
-  async tryBoth(@Param('id') id: string): Promise<{ joined: boolean; own: boolean; ownVisible: boolean; ownOther: boolean }> {
+  async tryBoth(@Param('id') id: string): Promise<{ joined: boolean; own: boolean; ownVisible: boolean; ownOther: boolean; owner: unknown }> {
     const resource = `orders:${id}`;
     const joined = await this.locks.tryAcquire(resource);
     await joined?.release();
@@ -85,8 +85,11 @@ class OrdersController {
     // A 'new' lock on another resource is the caller's own: the request's context does not hold it.
     const other = await this.locks.acquire(`${resource}:other`, { lockContext: 'new' });
     const ownVisible = this.locks.heldLock(`${resource}:other`) !== undefined;
+    // Its node still names the request that took it.
+    const [holder] = (await this.locks.inspect(`${resource}:other`)).holders;
     await other.release();
-    return { joined: joined !== null, own: own !== null, ownVisible, ownOther: other.fencingToken.length === 40 };
+    const owner = typeof holder?.data === 'object' ? holder.data.owner : undefined;
+    return { joined: joined !== null, own: own !== null, ownVisible, ownOther: other.fencingToken.length === 40, owner };
   }
 }
 
@@ -183,10 +186,10 @@ describe('the lock context policy, over HTTP on a real ZooKeeper', () => {
     expect(grants(events)).toEqual([`own ${first}`, `own ${second}`]);
   });
 
-  it("inside a request holding a lock, tryAcquire joins it by default, and with lockContext: 'new' finds it busy; a 'new' lock is not the context's", async () => {
+  it("inside a request holding a lock, tryAcquire joins it by default, and with lockContext: 'new' finds it busy; a 'new' lock is not the context's, and its node names the request", async () => {
     const response = await fetch(`${url}/orders/t1/try`, { method: 'POST' });
     expect(response.status).toBe(201);
-    expect(await response.json()).toEqual({ joined: true, own: false, ownVisible: false, ownOther: true });
+    expect(await response.json()).toEqual({ joined: true, own: false, ownVisible: false, ownOther: true, owner: 'POST /orders/t1/try (OrdersController.tryBoth)' });
   });
 
   it('refuses a lock context policy it does not know', async () => {
