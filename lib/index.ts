@@ -3,7 +3,7 @@ export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
 export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
-export type { AcquireOptions, LockPlacement, LockTarget } from './context/lock-request.js';
+export type { AcquireOptions, LockContextPolicy, LockPlacement, LockTarget } from './context/lock-request.js';
 export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKind } from './recipes/lock-kind.js';
@@ -30,14 +30,11 @@ export { describeLockEvent } from './events/lock-event-logger.js';
 export type { LockEventLogLevel } from './events/lock-event-logger.js';
 export { DistributedLock } from './nest/distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockResource } from './nest/distributed-lock.options.js';
-export { DistributedLockInterceptor } from './nest/distributed-lock.interceptor.js';
 // Busy in RPC, WebSocket and GraphQL terms (HTTP answers with busyStatus).
-export { LockBusyFilter } from './nest/lock-busy.filter.js';
 export { LockBusyException, LOCK_BUSY } from './nest/lock-busy.exception.js';
 export type { LockBusyPayload } from './nest/lock-busy.exception.js';
-export { inspectAll, type LockOverview, type InspectAllOptions } from './recipes/inspect-all.js';
+export type { LockOverview, InspectAllOptions } from './recipes/inspect-all.js';
 export type { LockAtPath, LockScan } from './recipes/inspect-elsewhere.js';
-export { DISTRIBUTED_LOCK_METADATA } from './nest/zk-lock.constants.js';
 export {
   ZkLockError,
   LockTimeoutError,
@@ -60,6 +57,7 @@ export type { LockLossReason } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
+export type { ClientLogLevel } from './zookeeper/native-client.js';
 export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
 export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
@@ -68,17 +66,14 @@ export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 export { FairLock } from './recipes/fair-lock.js';
 export { ReadWriteLock } from './recipes/read-write-lock.js';
 export { Semaphore } from './recipes/semaphore.js';
-export { QueueLock } from './recipes/queue-lock.js';
 export { MAX_PERMITS } from './recipes/lock-kind.js';
 export { SimpleLock } from './recipes/simple-lock.js';
 export { CohortLock } from './recipes/cohort-lock.js';
 export type { CohortOptions } from './recipes/cohort-lock.js';
-export { RecipeRuntime, DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
+export { MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
 export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/recipe-runtime.js';
-export type { HeldLock } from './recipes/held-lock.js';
 export type { LockInspection, LockNodeInfo, LockNodeMode } from './recipes/lock-inspection.js';
 export type { InspectOptions } from './recipes/inspect.js';
-export { encodeResource, MAX_RESOURCE_BYTES } from './zookeeper/paths.js';
 // ACLs for the `acl` option.
 export { ZK_PERMS, digestId } from './zookeeper/zk-acl.js';
 export type { ZkAcl } from './zookeeper/zk-acl.js';

@@ -37,7 +37,7 @@ export class LockContext {
 
   constructor(
     /** Names who this context is (a request, a job); asked only when a lock node is created. */
-    private readonly describeOwner?: () => string,
+    private readonly describeOwner?: () => string | undefined,
   ) {}
 
   /** Who this context is, stored in the lock nodes it creates. */
@@ -72,13 +72,29 @@ export function currentLockContext(): LockContext | undefined {
 }
 
 /** Runs `fn` in a fresh context. */
-export function runInNewLockContext<T>(fn: () => T, owner?: () => string): T {
+export function runInNewLockContext<T>(fn: () => T, owner?: () => string | undefined): T {
   return storage.run(new LockContext(owner), fn);
 }
 
 /** Runs `fn` in the current context, or in a fresh one when there is none. */
 export function runInLockContext<T>(fn: () => T, owner?: () => string): T {
   return storage.getStore() ? fn() : storage.run(new LockContext(owner), fn);
+}
+
+/** Runs `fn` outside any context: what it acquires is its own, as in a script. */
+export function runOutsideLockContext<T>(fn: () => T): T {
+  return storage.exit(fn);
+}
+
+/**
+ * Runs `fn` by a lock context policy: `'join'` in the current context (a fresh one when there is
+ * none), `'new'` in a fresh one always. A fresh context inside another keeps the outer one's owner
+ * label, unless `owner` names it.
+ */
+export function runByLockContextPolicy<T>(policy: 'join' | 'new', fn: () => T, owner?: () => string): T {
+  if (policy === 'join') return runInLockContext(fn, owner);
+  const outer = storage.getStore();
+  return runInNewLockContext(fn, owner ?? (outer && (() => outer.owner)));
 }
 
 /**

@@ -35,8 +35,32 @@ export interface LockPlacement {
  */
 export type LockTarget = string | ({ resource: string } & LockKind & LockPlacement);
 
+/**
+ * Whether a lock call joins the lock context it runs in (a request, a decorated call, a `withLock`)
+ * or opens a new one:
+ * - `'join'`: inside a context, a resource the context holds (or is taking) is taken again at once
+ *   and counted, and the new lock is the context's (what runs in it joins that lock too); outside
+ *   any context, `withLock` and decorated calls open one. What requests and calls did before this
+ *   option existed.
+ * - `'new'`: the lock is taken as by another request: it waits for locks the current context holds,
+ *   its own ones included, and the current context never joins it. `withLock` and a decorated
+ *   method run their function in that new context, where what they call joins their lock. For work
+ *   a request starts without waiting for it (a fire-and-forget task) or runs beside other work
+ *   (`Promise.all` branches), which must not share the request's locks. Never `await` a `'new'`
+ *   acquire of a resource your own context holds: it waits for your context to release it.
+ */
+export type LockContextPolicy = 'join' | 'new';
+
 /** Options of one acquire. */
 export interface AcquireOptions extends LockKind, LockPlacement {
+  /**
+   * Whether this call joins the current lock context (a request, a decorated call, a `withLock`) or
+   * takes its lock as another request would: see LockContextPolicy. `'new'` on `withLock` runs `fn`
+   * in a new context; on `acquire`, `tryAcquire`, `semaphore` and `acquireAll`, the handle is outside
+   * any context.
+   * @default 'join'
+   */
+  lockContext?: LockContextPolicy;
   /**
    * Who takes the lock, stored in its node for `inspect` (at most 512 UTF-8 bytes). Absent: the
    * request (`GET /orders/42`, with its handler) or the decorated method (`ReportJob.run`).
@@ -145,6 +169,12 @@ function slotOf(kind: LockKind, layout: LockLayout): LockSlot {
 export function lockIdOf(resource: string, layout: LockLayout, zkPath: string | undefined): string {
   if (layout === DEFAULT_LAYOUT && zkPath === undefined) return `r${resource}`;
   return `${layout}\u0000${zkPath ?? `r${resource}`}`;
+}
+
+/** Checks `lockContext`; the default is `'join'`. */
+export function validateLockContext(value: unknown, option = 'lockContext'): LockContextPolicy {
+  if (value === undefined || value === 'join' || value === 'new') return value ?? 'join';
+  throw new InvalidOptionsError(option, `must be 'join' or 'new', got ${shown(value)}`);
 }
 
 /** Checks `onReleaseRequest`. */

@@ -5,7 +5,7 @@ import { runGuarded } from './distributed-lock.runner.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 import { checkMs } from '../shared/durations.js';
 import { validateLayout } from '../queue/layouts.js';
-import { validateReleaseMode } from '../context/lock-request.js';
+import { validateLockContext, validateReleaseMode } from '../context/lock-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 
 /** Every key of DistributedLockOptions. */
@@ -19,6 +19,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set<keyof DistributedLockOptions>(
   'onBusy',
   'holdAtLeastMs',
   'oncePerTick',
+  'lockContext',
 ]);
 
 /**
@@ -51,6 +52,7 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
   validateLockKind(options, '@DistributedLock ');
   validateLayout(options.layout, '@DistributedLock layout');
   validateReleaseMode(options.onReleaseRequest, '@DistributedLock onReleaseRequest');
+  validateLockContext(options.lockContext, '@DistributedLock lockContext');
   if (typeof options.zkPath === 'string') validateZkPath(options.zkPath);
   else if (options.zkPath !== undefined && typeof options.zkPath !== 'function') {
     throw new InvalidOptionsError('@DistributedLock zkPath', 'must be an absolute ZooKeeper path or a function of the method arguments returning one');

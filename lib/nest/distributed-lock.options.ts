@@ -1,5 +1,6 @@
 import type { LockKind } from '../recipes/lock-kind.js';
 import type { LockLayout } from '../queue/layouts.js';
+import type { LockContextPolicy } from '../context/lock-request.js';
 
 /**
  * The resource a method locks: a fixed name, or a function of the method's arguments returning a
@@ -70,6 +71,16 @@ export interface DistributedLockOptions extends LockKind {
    * @default true on a method with `@Cron` or `@Interval`; nothing on others
    */
   oncePerTick?: boolean;
+  /**
+   * Whether a call made inside a lock context (a request, another decorated call, a `withLock`)
+   * joins it, or takes its lock as another request would and runs the method in a new context:
+   * `'new'` for a method a request starts without waiting for it (`void this.indexer.rebuild()`) or
+   * runs beside other work (`Promise.all`), which must not share the request's locks. Never `await`
+   * a `'new'` method that locks a resource your own context holds: it waits for your context to
+   * release it. See LockContextPolicy.
+   * @default 'join'
+   */
+  lockContext?: LockContextPolicy;
 }
 
 /** What the decorator records on the method. */

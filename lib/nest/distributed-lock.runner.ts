@@ -3,7 +3,7 @@ import { Logger, StreamableFile } from '@nestjs/common';
 import { isObservable, finalize, type Observable } from 'rxjs';
 import { InvalidOptionsError, InvalidResourceNameError, LockLostError, LockServiceClosedError, LockTimeoutError } from '../errors.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
-import { runInLockContext } from '../context/lock-context.js';
+import { runByLockContextPolicy } from '../context/lock-context.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { ownerLabel } from '../context/lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
@@ -12,11 +12,12 @@ import { tickScheduleOf } from './scheduled-method.js';
 const logger = new Logger('ZkLock');
 
 /**
- * Runs one call of a @DistributedLock method: in the caller's lock context (or a fresh one), takes
- * the lock(s), calls the method, and releases when its result settles.
+ * Runs one call of a @DistributedLock method: in the caller's lock context (or a fresh one; always
+ * a fresh one with `lockContext: 'new'`), takes the lock(s), calls the method, and releases when its
+ * result settles.
  */
 export function runGuarded(instance: object, spec: DistributedLockSpec, args: unknown[], call: () => unknown): Promise<unknown> {
-  return runInLockContext(async () => {
+  return runByLockContextPolicy(spec.options.lockContext ?? 'join', async () => {
     const service = lockServiceRegistry.serviceFor(instance, spec.method);
     const resources = resourcesOf(spec, args);
     const { mode, permits, layout, onBusy, holdAtLeastMs, onReleaseRequest } = spec.options;

@@ -74,14 +74,15 @@ export interface RecipeAcquireOptions {
    */
   onReleaseRequest?: 'notify' | 'release';
   /**
-   * Told once when the returned handle is released or lost.
-   * @default undefined
+   * Told once when the returned handle is released or lost. For LockService and CohortLock: not in
+   * the published types (`@internal`, stripped from the .d.ts).
+   * @internal
    */
   onEnd?: (lock: HeldLock) => void;
   /**
    * Told once when the acquire ends without a handle: it failed, timed out or was aborted, or
-   * tryAcquire found the lock taken.
-   * @default undefined
+   * tryAcquire found the lock taken. For LockService and CohortLock: not in the published types.
+   * @internal
    */
   onNoLock?: () => void;
 }

@@ -12,16 +12,18 @@ import {
   type AcquireOptions,
   checkRequest,
   lockIdOf,
+  type LockContextPolicy,
   type LockPlacement,
   type LockRequest,
   type LockTarget,
   type RequestDefaults,
+  validateLockContext,
   validateWaitTimeout,
 } from '../context/lock-request.js';
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
-import { ReentrantLocks, currentLockContext, runInLockContext } from '../context/lock-context.js';
+import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runInNewLockContext, runOutsideLockContext } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
 import { NewLocks } from '../context/new-lock.js';
@@ -53,7 +55,8 @@ let services = 0;
  *
  * Inside a lock context (each request; each withLock or decorated call made outside one) locks are
  * reentrant: taking a resource the context already holds succeeds at once and counts. A bare
- * `acquire` outside any context is its own.
+ * `acquire` outside any context is its own. `lockContext: 'new'` (and runInNewContext) take locks
+ * as another request would, for work that must not share the current context's locks.
  */
 @Injectable()
 export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -169,7 +172,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
     // Never null when not tryOnly. A bad request rejects, as every later failure does.
-    return rejectOnThrow(() => this.acquireRequest(this.requestOf(resource, options, options), false) as Promise<LockHandle>);
+    return this.acquireByPolicy(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
   }
 
   /**
@@ -177,7 +180,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * Inside a context that already holds it, succeeds at once.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
-    return rejectOnThrow(() => this.acquireRequest(this.requestOf(resource, options, options), true));
+    return this.acquireByPolicy(resource, options, true);
   }
 
   /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
@@ -190,8 +193,12 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * asking for {a, b} and {b, a} cannot deadlock. On any failure the ones taken are released.
    * `waitTimeoutMs` bounds the whole call. Each target may carry its own mode or permits.
    */
-  async acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
-    const requests = this.canonicalOrder(targets, options);
+  acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
+    return rejectOnThrow(() => this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireAllIn(targets, options, owner)));
+  }
+
+  private async acquireAllIn(targets: readonly LockTarget[], options: AcquireOptions, owner: string | undefined): Promise<LockHandle[]> {
+    const requests = this.canonicalOrder(targets, options).map((request) => withOwner(request, owner));
     const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaults.waitTimeoutMs;
     const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
     const handles: LockHandle[] = [];
@@ -214,12 +221,30 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * If the lock was lost while `fn` ran and `fn` itself succeeded, rejects with the LockLostError:
    * the work was not exclusive, and the caller must know.
    * Called outside any lock context, it opens one for `fn`: everything `fn` does is reentrant.
+   * With `lockContext: 'new'` it opens one even inside a context: the lock is taken as another
+   * request would take it, and what `fn` does joins that lock, not the caller's.
    */
   withLock<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions = {}): Promise<T> {
     // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
     // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
     // queueing behind it, while another independent call still opens its own context and waits.
-    return runInLockContext(() => this.holding(resource, fn, options));
+    return rejectOnThrow(() => {
+      const policy = validateLockContext(options.lockContext);
+      // The lock itself joins the context `fn` runs in (the new one, with 'new'), so `fn` joins it.
+      return runByLockContextPolicy(policy, () => this.holding(resource, fn, { ...options, lockContext: 'join' }));
+    });
+  }
+
+  /**
+   * Runs `fn` in a new lock context, as if another request had started it: the locks `fn` takes
+   * (withLock, acquire, decorated methods) are its own, never joined with those of the current
+   * request or call, and wait for them like another request's would. For background work a request
+   * starts and does not wait for, and for parallel branches (`Promise.all`) that must exclude each
+   * other. Inside `fn`, locks are reentrant as in a request. Returns what `fn` returns.
+   */
+  runInNewContext<T>(fn: () => T): T {
+    const outer = currentLockContext();
+    return runInNewLockContext(fn, outer && (() => outer.owner));
   }
 
   private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
@@ -352,6 +377,23 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     };
   }
 
+  private acquireByPolicy(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
+    return rejectOnThrow(() => {
+      const request = this.requestOf(resource, options, options);
+      return this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireRequest(withOwner(request, owner), tryOnly));
+    });
+  }
+
+  /**
+   * Runs an acquire by its lock context policy: `'new'` takes the lock outside any context (it is
+   * the caller's own, as in a script), its node still naming the context's owner (given to `take`).
+   */
+  private byPolicy<T>(policy: LockContextPolicy, take: (owner: string | undefined) => Promise<T>): Promise<T> {
+    if (policy === 'join') return take(undefined);
+    const owner = currentLockContext()?.owner;
+    return runOutsideLockContext(() => take(owner));
+  }
+
   private requestOf(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions): LockRequest {
     return checkRequest(resource, kind, options, this.defaults);
   }
@@ -397,4 +439,9 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       : this.reentrantLocks.acquire(request, tryOnly);
     return holdAtLeastMs > 0 ? acquired.then((handle) => handle && this.holds.wrap(handle, holdAtLeastMs)) : acquired;
   }
+}
+
+/** The request, its node naming `owner` when the caller named none. */
+function withOwner(request: LockRequest, owner: string | undefined): LockRequest {
+  return owner === undefined || request.owner !== undefined ? request : { ...request, owner };
 }

@@ -23,4 +23,3 @@ export { expireSession, watchesByPath, eventually } from './zk-session-tools.js'
 export type { ZkSessionCredentials, EventuallyOptions } from './zk-session-tools.js';
 export { fourLetter, fourLetterTo, freePorts } from './zk-net.js';
 export { ZooKeeperNotInstalledError, ZkTestServerError } from './testing-errors.js';
-export type { ZkLockConnection } from '../zookeeper/zk-lock-connection.js';

@@ -10,13 +10,13 @@ import {
   FairLock,
   InvalidOptionsError,
   LockService,
-  RecipeRuntime,
   ZkConnection,
   ZkConnectionError,
   ZkLockModule,
   ZkTlsError,
   type ZkConnectionOptions,
 } from '../../lib/index.js';
+import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';
 import { loadNativeModule, type NativeClient } from '../../lib/zookeeper/native-client.js';
 import { parseCommand } from '../../lib/cli/args.js';
 import { runInspect } from '../../lib/cli/inspect-command.js';

@@ -34,11 +34,11 @@ const testing = loaded['nestjs-zk-lock/testing'];
 
 let thrown;
 try {
-  esm.encodeResource('');
+  esm.DistributedLock(''); // an empty resource name: refused at once
 } catch (error) {
   thrown = error;
 }
-assert.ok(thrown instanceof cjs.InvalidResourceNameError && thrown instanceof cjs.ZkLockError, 'an error from import() is not an instance of require()\'s classes');
+assert.ok(thrown instanceof cjs.InvalidOptionsError && thrown instanceof cjs.ZkLockError, 'an error from import() is not an instance of require()\'s classes');
 
 // No decorator syntax in a .mjs file: apply @DistributedLock as TypeScript would.
 class NightlyJob {
