@@ -2,11 +2,11 @@ export { ZkLockModule } from './nest/zk-lock.module.js';
 export { ZK_LOCK_MODULE_OPTIONS } from './service/zk-lock.module-definition.js';
 export type { ZkLockModuleOptions } from './service/zk-lock-options.interface.js';
 export { LockService } from './service/lock.service.js';
-export type { LockHandle, HeldLockInfo } from './recipes/lock-handle.js';
+export type { LockHandle, HeldLock } from './recipes/lock-handle.js';
 export type { AcquireOptions, LockContextPolicy, LockPlacement, LockTarget } from './context/lock-request.js';
 export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
-export type { LockMode, LockKind } from './recipes/lock-kind.js';
+export type { LockMode, LockKindOptions } from './recipes/lock-kind.js';
 export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
@@ -59,7 +59,7 @@ export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
 export type { ClientLogLevel } from './zookeeper/native-client.js';
 export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
-export type { ZkLockConnection } from './zookeeper/zk-lock-connection.js';
+export type { ZkConnectionLike } from './zookeeper/zk-lock-connection.js';
 export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
 export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.

@@ -10,7 +10,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { IncompatibleLockError, LockLostError, LockNotHeldError, LockUpgradeError } from '../errors.js';
-import type { HeldLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/held-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
@@ -20,7 +20,7 @@ import { DEFAULT_LAYOUT } from '../queue/layouts.js';
 
 /** One lock a context holds, shared by its holders inside the context. */
 interface HeldEntry {
-  readonly lock: HeldLock;
+  readonly lock: GrantedLock;
   holders: number;
   /** A semaphore's permits. */
   readonly permits?: number;
@@ -31,7 +31,7 @@ export class LockContext {
   /** `scope:slot:lockId` -> the lock this context holds and how many holders inside the context share it. */
   readonly held = new Map<string, HeldEntry>();
   /** Acquires in flight, so two holders in one context that ask at once share one ZooKeeper node. */
-  readonly pending = new Map<string, { readonly lock: Promise<HeldLock>; readonly permits?: number }>();
+  readonly pending = new Map<string, { readonly lock: Promise<GrantedLock>; readonly permits?: number }>();
 
   private ownerLabel: string | undefined;
 
@@ -147,7 +147,7 @@ export class ReentrantLocks {
       }
       return ReentrantHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
     }
-    const acquiring = this.acquireNew(context, request, false) as Promise<HeldLock>;
+    const acquiring = this.acquireNew(context, request, false) as Promise<GrantedLock>;
     context.pending.set(key, { lock: acquiring, permits });
     const clear = (): void => {
       if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
@@ -157,7 +157,7 @@ export class ReentrantLocks {
   }
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
-  private acquireNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<GrantedLock | null> {
     const write = request.slot === 'read' ? context.live(this.scope, 'write', request.lockId) : undefined;
     return this.newLocks.acquire(request, tryOnly, request.owner ?? context.owner, write?.lock);
   }
@@ -185,7 +185,7 @@ export class ReentrantLocks {
   }
 
   /** The lock `context` holds on `lockId` (LockRequest.lockId) through this service, the write first. */
-  held(context: LockContext | undefined, lockId: string): HeldLock | undefined {
+  held(context: LockContext | undefined, lockId: string): GrantedLock | undefined {
     for (const slot of ALL_SLOTS) {
       const entry = context?.live(this.scope, slot, lockId);
       if (entry) return entry.lock;
@@ -198,8 +198,8 @@ export class ReentrantLocks {
    * given), whatever its layout: how a method finds a lock its decorator took at a zkPath. The
    * write first, then the first taken.
    */
-  heldByLabel(context: LockContext | undefined, resource: string, zkPath: string | undefined): HeldLock | undefined {
-    let found: HeldLock | undefined;
+  heldByLabel(context: LockContext | undefined, resource: string, zkPath: string | undefined): GrantedLock | undefined {
+    let found: GrantedLock | undefined;
     for (const [key, entry] of context?.held ?? []) {
       const { lock } = entry;
       if (!key.startsWith(`${this.scope}:`) || lock.resource !== resource || !lock.isHeld()) continue;
@@ -247,7 +247,7 @@ export class ReentrantLocks {
  * set when the lock was taken: one that asks for another way is refused rather than left unheard.
  * @throws IncompatibleLockError
  */
-function sameReleaseMode(lock: HeldLock, request: LockRequest): HeldLock {
+function sameReleaseMode(lock: GrantedLock, request: LockRequest): GrantedLock {
   const asked = request.onReleaseRequest;
   if (asked === undefined || lock.releaseMode === asked) return lock;
   const held = lock.releaseMode === undefined ? 'without onReleaseRequest' : `with onReleaseRequest: '${lock.releaseMode}'`;
@@ -295,7 +295,7 @@ export class ReentrantHandle implements LockHandle {
   ) {}
 
   /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
-  static join(context: LockContext, key: string, lock: HeldLock, permits?: number): ReentrantHandle {
+  static join(context: LockContext, key: string, lock: GrantedLock, permits?: number): ReentrantHandle {
     let entry = context.held.get(key);
     const reentrant = entry?.lock === lock;
     if (!entry || !reentrant) {

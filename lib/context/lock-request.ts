@@ -1,6 +1,6 @@
 /** What a caller asks for one acquire (AcquireOptions, LockTarget), and the checked LockRequest the lock context works with. */
 import { InvalidOptionsError, shown } from '../errors.js';
-import { type LockKind, validateLockKind } from '../recipes/lock-kind.js';
+import { type LockKindOptions, validateLockKind } from '../recipes/lock-kind.js';
 import { checkMs } from '../shared/durations.js';
 import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
 import { validateZkPath } from '../zookeeper/paths.js';
@@ -33,7 +33,7 @@ export interface LockPlacement {
  * What to lock: a resource name, or a name with its own mode or semaphore permits, layout and
  * zkPath (for acquireAll).
  */
-export type LockTarget = string | ({ resource: string } & LockKind & LockPlacement);
+export type LockTarget = string | ({ resource: string } & LockKindOptions & LockPlacement);
 
 /**
  * Whether a lock call joins the lock context it runs in (a request, a decorated call, a `withLock`)
@@ -52,7 +52,7 @@ export type LockTarget = string | ({ resource: string } & LockKind & LockPlaceme
 export type LockContextPolicy = 'join' | 'new';
 
 /** Options of one acquire. */
-export interface AcquireOptions extends LockKind, LockPlacement {
+export interface AcquireOptions extends LockKindOptions, LockPlacement {
   /**
    * Whether this call joins the current lock context (a request, a decorated call, a `withLock`) or
    * takes its lock as another request would: see LockContextPolicy. `'new'` on `withLock` runs `fn`
@@ -115,7 +115,7 @@ export interface LockRequest {
   /** Tells locks apart in a lock context: the resource in our layout, else the layout and the path or resource. */
   readonly lockId: string;
   readonly slot: LockSlot;
-  readonly kind: LockKind;
+  readonly kind: LockKindOptions;
   readonly waitTimeoutMs: number | undefined;
   readonly signal: AbortSignal | undefined;
   readonly owner: string | undefined;
@@ -131,7 +131,7 @@ export interface RequestDefaults {
 }
 
 /** Checks a caller's acquire options and resolves the defaults. */
-export function checkRequest(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions, defaults: RequestDefaults): LockRequest {
+export function checkRequest(resource: string, kind: LockKindOptions & LockPlacement, options: AcquireOptions, defaults: RequestDefaults): LockRequest {
   validateLockKind(kind);
   if (options.owner !== undefined && (typeof options.owner !== 'string' || Buffer.byteLength(options.owner) > MAX_OWNER_BYTES)) {
     throw new InvalidOptionsError('owner', `must be a string of at most ${MAX_OWNER_BYTES} UTF-8 bytes (it is stored in the lock node)`);
@@ -154,7 +154,7 @@ export function checkRequest(resource: string, kind: LockKind & LockPlacement, o
 }
 
 /** Which context slot a kind of lock occupies: in our layout exclusive and write are one lock, so one slot. */
-function slotOf(kind: LockKind, layout: LockLayout): LockSlot {
+function slotOf(kind: LockKindOptions, layout: LockLayout): LockSlot {
   if (kind.permits !== undefined) return 'semaphore';
   if (kind.mode === 'read') return 'read';
   if (kind.mode === 'simple') return 'simple';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { HeldLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/held-lock.js';
 import type { RecipeSet } from '../recipes/recipe-set.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRequest } from './lock-request.js';
@@ -33,7 +33,7 @@ export class NewLocks {
    * keep the request, the options or the node data alive (`npm run bench -- --only heap`, "waiting
    * acquires"). Check: the callbacks below close over `gate` and `resource` only.
    */
-  acquire(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
+  acquire(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: GrantedLock | undefined): Promise<GrantedLock | null> {
     const { gate } = this;
     const { resource } = request;
     return this.start(request, tryOnly, owner, under).then(
@@ -48,7 +48,7 @@ export class NewLocks {
   }
 
   /** Picks the recipe and starts its acquire (see the heap rule of `acquire`). */
-  private start(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: HeldLock | undefined): Promise<HeldLock | null> {
+  private start(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: GrantedLock | undefined): Promise<GrantedLock | null> {
     return rejectOnThrow(() => {
       const { recipes, gate } = this;
       const data = this.nodeData(owner);

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from '../errors.js';
-import type { HeldLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/held-lock.js';
 
 /** The reason the waits still queued at shutdown are stopped with. */
 const SHUTTING_DOWN = Symbol('the application is shutting down');
@@ -9,12 +9,12 @@ const TAKEN_AWAY_BECAUSE = 'the application is shutting down';
 /**
  * What shutdown does to one LockService's locks, at the gate where new locks are taken from
  * ZooKeeper (NewLocks): it counts the locks taken, refuses new ones once shutdown began, gives the
- * holders their grace period, then takes what is left away (HeldLock.takeAway); and it tells the
+ * holders their grace period, then takes what is left away (GrantedLock.takeAway); and it tells the
  * callers still waiting that the service closed (LockServiceClosedError). LockService drives it
  * (`begin`, `finish`); no Nest in here.
  */
 export class ShutdownGate {
-  private readonly held = new Set<HeldLock>();
+  private readonly held = new Set<GrantedLock>();
   private allReleased: (() => void) | undefined;
   private closing = false;
   /**
@@ -37,7 +37,7 @@ export class ShutdownGate {
   }
 
   /** A lock's end (released, taken away or lost): it no longer counts. Given to the recipes as `onEnd`. */
-  readonly forget = (lock: HeldLock): void => {
+  readonly forget = (lock: GrantedLock): void => {
     this.held.delete(lock);
     if (this.held.size === 0) this.allReleased?.();
   };
@@ -59,7 +59,7 @@ export class ShutdownGate {
   }
 
   /** Counts a lock just granted among those shutdown must release. */
-  adopt(lock: HeldLock): void {
+  adopt(lock: GrantedLock): void {
     this.held.add(lock);
     // Asked for before shutdown began and granted after: the grace period holds for it too, then it
     // is taken away (shutdown may have found nothing held and gone on already).
@@ -102,7 +102,7 @@ export class ShutdownGate {
     await Promise.all([...this.held].map((lock) => this.takeAway(lock)));
   }
 
-  private async takeAway(lock: HeldLock): Promise<void> {
+  private async takeAway(lock: GrantedLock): Promise<void> {
     try {
       await lock.takeAway(TAKEN_AWAY_BECAUSE);
     } catch (error) {

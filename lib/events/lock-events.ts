@@ -4,7 +4,7 @@ import { LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js'
 import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
-import type { LockKind, LockMode } from '../recipes/lock-kind.js';
+import type { LockKindOptions, LockMode } from '../recipes/lock-kind.js';
 import type { LockEvent, LockEventTarget, LockSkippedEvent, LockSkipReason } from './lock-event-types.js';
 import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';
 import { ObservedHandle } from './observed-handle.js';
@@ -53,7 +53,7 @@ export class LockEvents {
    * A run skipped (see LockSkippedEvent), emitted in the caller's async context (a span event on the
    * job's or request's span); returned also when no one listens, for the caller's log line.
    */
-  skipped(resource: string, kind: LockKind, owner: string | undefined, reason: LockSkipReason): LockSkippedEvent {
+  skipped(resource: string, kind: LockKindOptions, owner: string | undefined, reason: LockSkipReason): LockSkippedEvent {
     const event: LockSkippedEvent = { type: 'skipped', resource, mode: eventModeOf(kind), permits: kind.permits, owner, reason, timestamp: Date.now() };
     if (this.watched) this.emit(event);
     return event;
@@ -172,6 +172,6 @@ interface HeldCourse {
 }
 
 /** How events name a kind of lock: its mode, or `'semaphore'` when it has permits. */
-function eventModeOf(kind: LockKind): LockMode | 'semaphore' {
+function eventModeOf(kind: LockKindOptions): LockMode | 'semaphore' {
   return kind.permits === undefined ? (kind.mode ?? 'exclusive') : 'semaphore';
 }

@@ -1,4 +1,4 @@
-import type { LockKind } from '../recipes/lock-kind.js';
+import type { LockKindOptions } from '../recipes/lock-kind.js';
 import type { LockLayout } from '../queue/layouts.js';
 import type { LockContextPolicy } from '../context/lock-request.js';
 
@@ -14,7 +14,7 @@ export type LockResource = string | ((...args: any[]) => string | readonly strin
  * shared read/write lock; `simple`), `permits` makes it a semaphore; they apply to every resource
  * the method locks.
  */
-export interface DistributedLockOptions extends LockKind {
+export interface DistributedLockOptions extends LockKindOptions {
   /**
    * Whose lock recipe the nodes follow: this library's own, Apache Curator's or kazoo's, to share
    * the lock with Java or Python services (see LockService.acquire).

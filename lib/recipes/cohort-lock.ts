@@ -1,6 +1,6 @@
 import { InvalidOptionsError, shown } from '../errors.js';
 import { busy, Cohort, type CohortSettings } from './cohort.js';
-import type { HeldLock } from './held-lock.js';
+import type { GrantedLock } from './held-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 import { checkMs } from '../shared/durations.js';
@@ -66,11 +66,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
   }
 
   // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
-  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return this.acquireOrTry(resource, options, false) as Promise<HeldLock>;
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
+    return this.acquireOrTry(resource, options, false) as Promise<GrantedLock>;
   }
 
-  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
     return this.acquireOrTry(resource, options, true);
   }
 
@@ -79,7 +79,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
     return this.tablesFor(zkPath).cohorts.get(zkPath ?? resource)?.waiting ?? 0;
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     return rejectOnThrow(() => {
       const { zkPath } = options;
       const tables = this.tablesFor(zkPath);
@@ -96,7 +96,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
   }
 
   /** The only caller of the process on its lock: its own node, marked until it has no lock. */
-  private acquireAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, alone: Set<string>, key: string): Promise<HeldLock | null> {
+  private acquireAlone(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, alone: Set<string>, key: string): Promise<GrantedLock | null> {
     const { onEnd, onNoLock } = options;
     const ended = (): void => {
       alone.delete(key);

@@ -1,5 +1,5 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
-import { HeldLock, type NodeReleaser } from './held-lock.js';
+import { GrantedLock, type NodeReleaser } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
@@ -28,7 +28,7 @@ interface LocalWaiter {
   /** tryAcquire or `waitTimeoutMs: 0`: only ever first, when the cohort was idle. */
   readonly noWait: boolean;
   readonly tryOnly: boolean;
-  readonly resolve: (lock: HeldLock | null) => void;
+  readonly resolve: (lock: GrantedLock | null) => void;
   readonly reject: (error: unknown) => void;
   stopper: Stopper | undefined;
   onStop: (() => void) | undefined;
@@ -36,14 +36,14 @@ interface LocalWaiter {
 }
 
 /** The answer to tryAcquire (null) or `waitTimeoutMs: 0` (LockTimeoutError) when the lock is taken. */
-export function busy(resource: string, tryOnly: boolean): Promise<HeldLock | null> {
+export function busy(resource: string, tryOnly: boolean): Promise<GrantedLock | null> {
   return tryOnly ? Promise.resolve(null) : Promise.reject(new LockTimeoutError(resource, 0));
 }
 
 /** The local queue of one resource, and the ZooKeeper node that holds the process's place. */
 export class Cohort implements NodeReleaser {
   /** The process's granted ZooKeeper node, while it has one. */
-  private node: HeldLock | undefined;
+  private node: GrantedLock | undefined;
   private forgetNodeSession: (() => void) | undefined;
   /** A local caller holds the lock, or its release is deciding where the lock goes next. */
   private holding = false;
@@ -57,7 +57,7 @@ export class Cohort implements NodeReleaser {
   /** Handoffs, and their start, since the grant or since the last look found nobody else waiting. */
   private handoffs = 0;
   private windowStart = 0;
-  /** The node is pinned (HeldLock.pinNode): a read was taken under the current holder; its release must delete the node. */
+  /** The node is pinned (GrantedLock.pinNode): a read was taken under the current holder; its release must delete the node. */
   private pinned = false;
   /** Answers the caller whose giving up stopped the ZooKeeper acquire, once that acquire has ended. */
   private leaving: (() => void) | undefined;
@@ -74,13 +74,13 @@ export class Cohort implements NodeReleaser {
     return this.live;
   }
 
-  acquire(options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  acquire(options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
     if (noWait && (this.node || this.acquiring || this.live > 0)) {
       // Taken or wanted by another caller of this process: not free right now.
       return busy(this.resource, tryOnly);
     }
-    return new Promise<HeldLock | null>((resolve, reject) => {
+    return new Promise<GrantedLock | null>((resolve, reject) => {
       const waiter: LocalWaiter = { options, noWait, tryOnly, resolve, reject, stopper: undefined, onStop: undefined, done: false };
       if (!noWait && (options.waitTimeoutMs !== undefined || options.signal)) {
         const stopper = new Stopper(options.waitTimeoutMs, options.signal);
@@ -124,7 +124,7 @@ export class Cohort implements NodeReleaser {
     );
   }
 
-  private granted(acquiring: AcquireControl, first: LocalWaiter, node: HeldLock | null): void {
+  private granted(acquiring: AcquireControl, first: LocalWaiter, node: GrantedLock | null): void {
     if (this.acquiring === acquiring) this.acquiring = undefined;
     if (!node) {
       this.finish(first, null); // tryAcquire: busy in ZooKeeper
@@ -169,7 +169,7 @@ export class Cohort implements NodeReleaser {
     this.pump();
   }
 
-  private grantTo(waiter: LocalWaiter, node: HeldLock): void {
+  private grantTo(waiter: LocalWaiter, node: GrantedLock): void {
     const served = this.served++;
     this.holding = true;
     const grant = {
@@ -179,7 +179,7 @@ export class Cohort implements NodeReleaser {
       queueId: node.queueId,
     };
     // The cohort itself is the handle's NodeReleaser: one object per resource, not one per hold.
-    this.finish(waiter, new HeldLock(this.resource, grant, this, waiter.options.onEnd));
+    this.finish(waiter, new GrantedLock(this.resource, grant, this, waiter.options.onEnd));
   }
 
   /**
@@ -205,7 +205,7 @@ export class Cohort implements NodeReleaser {
    * grant has served as many holders as its tokens can count, or the connection is down. Then the
    * node is deleted.
    */
-  private async passOn(node: HeldLock): Promise<'deleted' | 'session-lost'> {
+  private async passOn(node: GrantedLock): Promise<'deleted' | 'session-lost'> {
     if (node !== this.node || !node.isHeld()) return 'session-lost';
     // While the connection is down, the session may already have ended on the server (a process
     // resumed from a pause learns it only when it reads its socket): a local handoff would then grant
@@ -241,7 +241,7 @@ export class Cohort implements NodeReleaser {
   }
 
   /** Whether another entry than ours is in the ZooKeeper queue (when unsure: yes). */
-  private async othersWaiting(node: HeldLock): Promise<boolean> {
+  private async othersWaiting(node: GrantedLock): Promise<boolean> {
     const parent = node.path.slice(0, node.path.lastIndexOf('/'));
     try {
       return (await readChildren(node.session, parent, undefined)).children.length > 1;
@@ -251,7 +251,7 @@ export class Cohort implements NodeReleaser {
   }
 
   /** The session ended: the holder hears it from its own handle; the queue starts over. */
-  private nodeLost(node: HeldLock): void {
+  private nodeLost(node: GrantedLock): void {
     if (this.node !== node) return;
     this.node = undefined;
     this.forgetNodeSession = undefined;
@@ -285,7 +285,7 @@ export class Cohort implements NodeReleaser {
     this.forgetIfIdle();
   }
 
-  private finish(waiter: LocalWaiter, lock: HeldLock | null | undefined, error?: unknown): void {
+  private finish(waiter: LocalWaiter, lock: GrantedLock | null | undefined, error?: unknown): void {
     if (waiter.done) return;
     this.retire(waiter);
     if (lock === undefined) waiter.reject(error);

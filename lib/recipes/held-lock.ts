@@ -32,7 +32,7 @@ interface ReleaseRequests {
 }
 
 /** A granted lock node: signals its loss, releases it exactly once. */
-export class HeldLock implements LockHandle {
+export class GrantedLock implements LockHandle {
   readonly fencingToken: string;
   private state: State = 'held';
   /**
@@ -61,7 +61,7 @@ export class HeldLock implements LockHandle {
     /** The NodeRemover, or the Cohort this holder is one of (it may pass the node on). */
     private readonly releaser: NodeReleaser,
     /** Told once when the handle stops being held (released or lost). */
-    private readonly onEnd: (lock: HeldLock) => void = () => undefined,
+    private readonly onEnd: (lock: GrantedLock) => void = () => undefined,
   ) {
     this.fencingToken = grant.fencingToken;
     // Released exactly once: on a confirmed release or on the loss, whichever ends the hold.

@@ -28,7 +28,7 @@ import type { CreateProgress, ProtectedNode } from '../queue/protected-create.js
 import type { QueueGrant } from '../queue/queue.types.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
 import { curatorMutexDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
-import type { HeldLock } from './held-lock.js';
+import type { GrantedLock } from './held-lock.js';
 import type { LockRecipe, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
 
 /** Leases and their parents persist until removed, as both clients leave them. */
@@ -77,15 +77,15 @@ export class LeasePool implements LockRecipe {
     private readonly permits: number,
   ) {}
 
-  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return this.acquireOrTry(resource, options, false) as Promise<HeldLock>;
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
+    return this.acquireOrTry(resource, options, false) as Promise<GrantedLock>;
   }
 
-  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
     return this.acquireOrTry(resource, options, true);
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const { runtime } = this;
     return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) => {
       const path = runtime.pathFor(resource, options.zkPath);

@@ -54,4 +54,4 @@ export interface LockHandle {
 }
 
 /** What a guarded handler may read about the lock it runs under (releasing is the guard's job). */
-export type HeldLockInfo = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'releaseRequested' | 'isHeld' | 'validUntil' | 'assertHeld'>;
+export type HeldLock = Pick<LockHandle, 'resource' | 'fencingToken' | 'signal' | 'releaseRequested' | 'isHeld' | 'validUntil' | 'assertHeld'>;

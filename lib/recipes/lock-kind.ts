@@ -12,7 +12,7 @@ import { InvalidOptionsError, shown } from '../errors.js';
 export type LockMode = 'exclusive' | 'read' | 'write' | 'simple';
 
 /** The kind of lock: a mode, or a semaphore's permits. */
-export interface LockKind {
+export interface LockKindOptions {
   /**
    * Which lock: `'exclusive'` (the fair lock), `'read'` / `'write'` (the shared read/write lock, where
    * a write excludes everything and reads share), or `'simple'` (one node, unfair, no queue).
@@ -33,7 +33,7 @@ const MODES = new Set(['exclusive', 'read', 'write', 'simple']);
 export const MAX_PERMITS = 1_000_000;
 
 /** Checks a mode / permits pair from a caller. */
-export function validateLockKind(kind: LockKind, where = ''): void {
+export function validateLockKind(kind: LockKindOptions, where = ''): void {
   if (kind.mode !== undefined && !MODES.has(kind.mode)) {
     throw new InvalidOptionsError(`${where}mode`, `must be 'exclusive', 'read', 'write' or 'simple', got ${shown(kind.mode)}`);
   }

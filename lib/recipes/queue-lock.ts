@@ -1,4 +1,4 @@
-import type { HeldLock } from './held-lock.js';
+import type { GrantedLock } from './held-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
@@ -34,11 +34,11 @@ export class QueueLock implements LockRecipe {
     return this.runtime.pathFor(resource, zkPath);
   }
 
-  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
-    return rejectOnThrow(() => this.acquireOrTry(resource, options, false) as Promise<HeldLock>); // never null when not tryOnly
+  acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
+    return rejectOnThrow(() => this.acquireOrTry(resource, options, false) as Promise<GrantedLock>); // never null when not tryOnly
   }
 
-  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
     return this.acquireOrTry(resource, options, true);
   }
 
@@ -53,7 +53,7 @@ export class QueueLock implements LockRecipe {
     under?: UnderWrite,
     driver = this.driver,
     parent?: string,
-  ): Promise<HeldLock | null> {
+  ): Promise<GrantedLock | null> {
     const { runtime } = this;
     // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
     return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) =>

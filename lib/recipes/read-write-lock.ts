@@ -1,6 +1,6 @@
 import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { HeldLock } from './held-lock.js';
+import type { GrantedLock } from './held-lock.js';
 import { ENTRY_KIND } from '../queue/queue-entry.js';
 import { downgradeReadDriver, readDriver, writeDriver } from '../queue/lock-driver.js';
 import type { SessionSource } from '../queue/queue.types.js';
@@ -32,7 +32,7 @@ export class ReadWriteLock {
    * wait for this read, while readers may join it.
    * @throws LockLostError when the write lock was lost meanwhile.
    */
-  downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock> {
+  downgrade(writeLock: GrantedLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock> {
     return this.downgradeLock.acquireUnder(writeLock, options);
   }
 }
@@ -43,7 +43,7 @@ class DowngradeLock extends QueueLock {
     super(runtime, downgradeReadDriver);
   }
 
-  async acquireUnder(writeLock: HeldLock, options: RecipeAcquireOptions): Promise<HeldLock> {
+  async acquireUnder(writeLock: GrantedLock, options: RecipeAcquireOptions): Promise<GrantedLock> {
     // The read queues in the write's own queue, wherever that is (a resource's, or a zkPath).
     const cut = writeLock.path.lastIndexOf('/');
     const kind = writeLock.path.slice(cut + 1, cut + 3);
@@ -79,7 +79,7 @@ class DowngradeLock extends QueueLock {
   }
 }
 
-function lostReason(lock: HeldLock): Error {
+function lostReason(lock: GrantedLock): Error {
   const reason: unknown = lock.signal.reason;
   return reason instanceof LockLostError
     ? reason

@@ -2,7 +2,7 @@ import { InvalidOptionsError, InvalidResourceNameError, LockTimeoutError } from 
 import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
-import { HeldLock } from './held-lock.js';
+import { GrantedLock } from './held-lock.js';
 import { LockParents } from '../queue/lock-parents.js';
 import { ProtectedCreate } from '../queue/protected-create.js';
 import type { QueueGrant, QueueSink, SessionSource } from '../queue/queue.types.js';
@@ -78,7 +78,7 @@ export interface RecipeAcquireOptions {
    * the published types (`@internal`, stripped from the .d.ts).
    * @internal
    */
-  onEnd?: (lock: HeldLock) => void;
+  onEnd?: (lock: GrantedLock) => void;
   /**
    * Told once when the acquire ends without a handle: it failed, timed out or was aborted, or
    * tryAcquire found the lock taken. For LockService and CohortLock: not in the published types.
@@ -169,12 +169,12 @@ export class RecipeRuntime {
 
   /**
    * One acquire of a recipe: bounds it by the caller's timeout and signal, starts its ZooKeeper part
-   * (`start`), turns the grant into a HeldLock and every failure into the library's typed errors.
+   * (`start`), turns the grant into a GrantedLock and every failure into the library's typed errors.
    * Resolves null only for `tryOnly`.
    */
-  acquire(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, start: StartAcquire): Promise<HeldLock | null> {
+  acquire(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, start: StartAcquire): Promise<GrantedLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
-    return new Promise<HeldLock | null>((resolve, reject) => {
+    return new Promise<GrantedLock | null>((resolve, reject) => {
       const pending = new PendingAcquire(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, this.remover, resolve, reject);
       try {
         start(pending.signal, noWait, pending);
@@ -187,7 +187,7 @@ export class RecipeRuntime {
 
 /**
  * One acquire of RecipeRuntime.acquire, as the queue's sink: its Stopper (the caller's timeout and
- * signal) and the caller's promise. A grant becomes a HeldLock, every failure a typed error.
+ * signal) and the caller's promise. A grant becomes a GrantedLock, every failure a typed error.
  */
 class PendingAcquire extends Stopper implements QueueSink {
   private done = false;
@@ -198,7 +198,7 @@ class PendingAcquire extends Stopper implements QueueSink {
     options: RecipeAcquireOptions,
     private readonly tryOnly: boolean,
     private readonly remover: NodeRemover,
-    private readonly resolve: (lock: HeldLock | null) => void,
+    private readonly resolve: (lock: GrantedLock | null) => void,
     private readonly reject: (error: unknown) => void,
   ) {
     super(waitTimeoutMs, options.signal);
@@ -208,7 +208,7 @@ class PendingAcquire extends Stopper implements QueueSink {
   }
 
   /** Kept instead of the caller's options object. */
-  private readonly onEnd: ((lock: HeldLock) => void) | undefined;
+  private readonly onEnd: ((lock: GrantedLock) => void) | undefined;
   private readonly onNoLock: (() => void) | undefined;
   private readonly onReleaseRequest: 'notify' | 'release' | undefined;
 
@@ -222,9 +222,9 @@ class PendingAcquire extends Stopper implements QueueSink {
       this.resolve(null);
       return;
     }
-    let lock: HeldLock;
+    let lock: GrantedLock;
     try {
-      lock = new HeldLock(this.resource, grant, this.remover, this.onEnd);
+      lock = new GrantedLock(this.resource, grant, this.remover, this.onEnd);
     } catch (error) {
       return this.failed(error);
     }
@@ -254,7 +254,7 @@ export interface LockRecipe {
    * Waits for the lock.
    * @throws LockTimeoutError, LockAbortedError, InvalidResourceNameError, IncompatibleLockError, LockOperationError
    */
-  acquire(resource: string, options?: RecipeAcquireOptions): Promise<HeldLock>;
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<GrantedLock>;
   /** Takes the lock only if it is free right now; null otherwise. Leaves no node behind either way. */
-  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock | null>;
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock | null>;
 }

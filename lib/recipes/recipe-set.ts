@@ -1,5 +1,5 @@
-import { type LockKind, validatePermits } from './lock-kind.js';
-import type { HeldLock } from './held-lock.js';
+import { type LockKindOptions, validatePermits } from './lock-kind.js';
+import type { GrantedLock } from './held-lock.js';
 import { type InspectOptions, inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
@@ -96,7 +96,7 @@ export class RecipeSet {
    * The recipe for a mode or a semaphore's permits (validated), in `layout`.
    * @throws InvalidOptionsError for a kind the layout's own clients do not have.
    */
-  recipeFor(kind: LockKind, layout: LockLayout = this.layout, revocable = false): LockRecipe {
+  recipeFor(kind: LockKindOptions, layout: LockLayout = this.layout, revocable = false): LockRecipe {
     if (layout !== DEFAULT_LAYOUT) return this.foreignRecipe(kind, layout, revocable);
     if (revocable && kind.permits === undefined && (kind.mode === undefined || kind.mode === 'exclusive' || kind.mode === 'write')) {
       // Own nodes that never grant by write, so that a request written into them grants nobody.
@@ -127,7 +127,7 @@ export class RecipeSet {
     }
   }
 
-  private foreignRecipe(kind: LockKind, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>, revocable: boolean): LockRecipe {
+  private foreignRecipe(kind: LockKindOptions, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>, revocable: boolean): LockRecipe {
     if (kind.mode === 'simple') {
       throw new InvalidOptionsError('layout', `mode 'simple' is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write', or permits`);
     }
@@ -161,7 +161,7 @@ export class RecipeSet {
   }
 
   /** A read lock under a held write or exclusive lock. */
-  downgrade(writeLock: HeldLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<HeldLock> {
+  downgrade(writeLock: GrantedLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock> {
     return this.readWrite.downgrade(writeLock, options);
   }
 

@@ -1,6 +1,6 @@
 import { QueueConflictError, ZkNoNodeError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import type { HeldLock } from './held-lock.js';
+import type { GrantedLock } from './held-lock.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { simpleToken } from '../queue/fencing-token.js';
@@ -33,15 +33,15 @@ export class SimpleLock implements LockRecipe {
     this.runtime = runtimeOf(source, options);
   }
 
-  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<HeldLock> {
+  async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
     return (await this.acquireOrTry(resource, options, false))!;
   }
 
-  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<HeldLock | null> {
+  tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
     return this.acquireOrTry(resource, options, true);
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<HeldLock | null> {
+  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const path = this.runtime.pathFor(resource, options.zkPath);
     const data = this.runtime.dataOf(options);
     return this.runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) => {

@@ -33,8 +33,8 @@ import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-
 import { LockTracing } from '../events/lock-tracing.js';
 import { checkTickClaim, claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
 import { MinimumHolds } from './minimum-holds.js';
-import type { HeldLockInfo, LockHandle } from '../recipes/lock-handle.js';
-import type { LockKind } from '../recipes/lock-kind.js';
+import type { HeldLock, LockHandle } from '../recipes/lock-handle.js';
+import type { LockKindOptions } from '../recipes/lock-kind.js';
 import type { InspectOptions } from '../recipes/inspect.js';
 import type { LockInspection } from '../recipes/lock-inspection.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
@@ -44,7 +44,7 @@ import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import { ZkConnection } from '../zookeeper/zk-connection.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
-import type { ConnectionState, ConnectionStateListener, ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-lock-connection.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
@@ -63,7 +63,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly logger = new Logger('ZkLock');
   /** This service's locks in the current request's or call's lock context. */
   private readonly reentrantLocks: ReentrantLocks;
-  private readonly connection: ZkLockConnection;
+  private readonly connection: ZkConnectionLike;
   private readonly ownsConnection: boolean;
   private readonly recipes: RecipeSet;
   /** What a request that does not say gets. */
@@ -269,7 +269,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * layout or zkPath is found by its resource label too (or by the same `placement`, when one label
    * names several locks).
    */
-  heldLock(resource: string, placement: LockPlacement = {}): HeldLockInfo | undefined {
+  heldLock(resource: string, placement: LockPlacement = {}): HeldLock | undefined {
     const layout = validateLayout(placement.layout) ?? this.defaults.layout;
     const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
     const context = currentLockContext();
@@ -339,7 +339,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * events are not logged otherwise): what `@DistributedLock` does when it skips; for code that
    * skips runs itself.
    */
-  reportSkipped(resource: string, reason: LockSkipReason, kind: LockKind = {}): void {
+  reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
     const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason);
     if (!this.logsEvents) this.logger.debug(describeLockEvent(event));
   }
@@ -394,7 +394,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return runOutsideLockContext(() => take(owner));
   }
 
-  private requestOf(resource: string, kind: LockKind & LockPlacement, options: AcquireOptions): LockRequest {
+  private requestOf(resource: string, kind: LockKindOptions & LockPlacement, options: AcquireOptions): LockRequest {
     return checkRequest(resource, kind, options, this.defaults);
   }
 

@@ -2,7 +2,7 @@ import type { CohortOptions } from '../recipes/cohort-lock.js';
 import type { LockLayout } from '../queue/layouts.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
-import type { ZkLockConnection } from '../zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../zookeeper/zk-lock-connection.js';
 
 /**
  * Options of ZkLockModule. Every duration is in milliseconds. The connection options
@@ -32,7 +32,7 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    * connectionString is then ignored.
    * @default undefined (the module opens and closes its own ZkConnection from connectionString)
    */
-  connection?: ZkLockConnection;
+  connection?: ZkConnectionLike;
   /**
    * HTTP status of a response whose handler could not get its `@DistributedLock` in time:
    * 409 Conflict or 423 Locked.

@@ -3,7 +3,7 @@ import { checkMs } from '../shared/durations.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
-import type { ZkLockConnection } from './zk-lock-connection.js';
+import type { ZkConnectionLike } from './zk-lock-connection.js';
 import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';
@@ -30,7 +30,7 @@ const REOPEN_RETRY_MS = 1000;
  * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
  * session for new work.
  */
-export class ZkConnection extends ConnectionBase<ZkSession> implements ZkLockConnection {
+export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnectionLike {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;

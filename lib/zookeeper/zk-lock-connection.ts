@@ -16,7 +16,7 @@ export type ConnectionStateListener = (state: ConnectionState, sessionId: string
  * What LockService needs of a connection: ZkConnection, or the in-memory one of
  * `nestjs-zk-lock/testing`. The `connection` option of ZkLockModule takes either.
  */
-export interface ZkLockConnection {
+export interface ZkConnectionLike {
   /** How long `connect()` waits for the first session, in ms; also bounds tryAcquire's wait for a connected session. */
   readonly connectTimeoutMs: number;
   /** Where it connects, as given (`host:port,...[/chroot]`), without credentials. */

@@ -8,7 +8,7 @@ import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
 import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
@@ -37,7 +37,7 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
   });
 
   /** A holder and two waiters from three sessions on "orders/1", and a 2-permit semaphore with one lease. */
-  async function takeLocks(rootPath: string): Promise<{ a: ZkConnection; b: ZkConnection; c: ZkConnection; held: HeldLock[]; waiting: Promise<HeldLock>[] }> {
+  async function takeLocks(rootPath: string): Promise<{ a: ZkConnection; b: ZkConnection; c: ZkConnection; held: GrantedLock[]; waiting: Promise<GrantedLock>[] }> {
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
     const held = [await new FairLock(a!, { rootPath }).acquire('orders/1', owner('job-a'))];
     // One at a time, so that the queue order is known: b, then c.

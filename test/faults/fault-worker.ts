@@ -4,7 +4,7 @@
  * channel). It stops when told, or when the harness goes away.
  */
 import { LockLostError, LockTimeoutError } from '../../lib/errors.js';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { CohortLock } from '../../lib/recipes/cohort-lock.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
@@ -71,7 +71,7 @@ async function run(config: WorkerConfig): Promise<void> {
         markNextCreate = false;
         send({ kind: 'creating', client });
       }
-      let lock: HeldLock;
+      let lock: GrantedLock;
       try {
         lock = await recipes[mode].acquire(resource, { waitTimeoutMs: config.waitTimeoutMs });
       } catch (error) {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
 import { CohortLock, FairLock, InvalidOptionsError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
 import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
@@ -181,7 +181,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     await eventually(() => held.signal.aborted, { what: 'the holder to hear of the loss' });
     expect(held.signal.reason).toBeInstanceOf(LockLostError);
     await expect(held.release()).rejects.toBeInstanceOf(LockLostError);
-    const second: HeldLock = await waiters[0]!;
+    const second: GrantedLock = await waiters[0]!;
     expect(second.session.id).not.toBe(held.session.id);
     expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(held.fencingToken));
     await second.release();

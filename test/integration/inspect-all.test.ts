@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { ageOf, inspectAll, resourceOf } from '../../lib/recipes/inspect-all.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
@@ -23,7 +23,7 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
     const rootPath = uniqueRoot('all');
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
     const name = 'orders/42 é'; // needs encoding: the overview gives back the user's name
-    const held: HeldLock[] = [await new FairLock(a!, { rootPath }).acquire(name, { data: data('job-a') })];
+    const held: GrantedLock[] = [await new FairLock(a!, { rootPath }).acquire(name, { data: data('job-a') })];
     // One at a time, so that the queue order is known: b, then c.
     const waiting = [new FairLock(b!, { rootPath }).acquire(name, { data: data('job-b') })];
     await queueLength(a!, `${rootPath}/${encodeResource(name)}`, 2);

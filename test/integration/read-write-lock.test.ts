@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { childrenOf, countingSessions, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 type Mode = 'read' | 'write';
-const sequenceOf = (lock: HeldLock): number => Number(lock.path.slice(-10));
+const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
 
 describe('read/write lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
@@ -42,7 +42,7 @@ describe('read/write lock on a real ZooKeeper', () => {
           const mode: Mode = random() < 0.7 ? 'read' : 'write';
           // Some acquires give up early, leaving gaps in the middle of the queue.
           const waitTimeoutMs = random() < 0.2 ? 1 + random() * 5 : undefined;
-          let lock: HeldLock;
+          let lock: GrantedLock;
           try {
             lock = await client.lock[mode].acquire('doc', { waitTimeoutMs });
           } catch (error) {

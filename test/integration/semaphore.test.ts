@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
-import type { HeldLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
-const sequenceOf = (lock: HeldLock): number => Number(lock.path.slice(-10));
+const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
 
 describe('semaphore on a real ZooKeeper', () => {
   const zk = useZooKeeper();
@@ -58,7 +58,7 @@ describe('semaphore on a real ZooKeeper', () => {
     const [h1, h2, ...waiting] = await clients(7, root, 2);
     const holders = [await h1!.semaphore.acquire('pool'), await h2!.semaphore.acquire('pool')];
     const order: number[] = [];
-    const leases: Promise<HeldLock>[] = [];
+    const leases: Promise<GrantedLock>[] = [];
     for (const [i, client] of waiting.entries()) {
       leases.push(
         client.semaphore.acquire('pool').then((lease) => {

@@ -14,10 +14,10 @@ import {
   ZkNotEmptyError,
   ZkSessionLostError,
 } from '../../lib/zookeeper/zk-errors.js';
-import type { ZkLockConnection } from '../../lib/zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../../lib/zookeeper/zk-lock-connection.js';
 import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
-type Connect = (options?: { digest?: string }) => Promise<ZkLockConnection>;
+type Connect = (options?: { digest?: string }) => Promise<ZkConnectionLike>;
 
 function realServer(): Connect {
   const zk = useZooKeeper();

@@ -3,7 +3,7 @@ import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { checkMs } from '../../shared/durations.js';
 import { ConnectionBase } from '../../zookeeper/connection-base.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.options.js';
-import type { ZkLockConnection } from '../../zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../../zookeeper/zk-lock-connection.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
 
@@ -40,7 +40,7 @@ export interface SessionFactory {
  * 'reconnected', 'lost', 'closed'), and the same rule after a lost session: a new one is opened.
  * `expireSession()`, `disconnect()` and `reconnect()` play the faults a real server and network cause.
  */
-export class InMemoryConnection extends ConnectionBase<InMemorySession> implements ZkLockConnection {
+export class InMemoryConnection extends ConnectionBase<InMemorySession> implements ZkConnectionLike {
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly digest: string | undefined;
