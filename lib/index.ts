@@ -58,8 +58,8 @@ export type { LockLossReason } from './errors.js';
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
 export type { ClientLogLevel } from './zookeeper/native-client.js';
-export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-lock-connection.js';
-export type { ZkConnectionLike } from './zookeeper/zk-lock-connection.js';
+export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection-like.js';
+export type { ZkConnectionLike } from './zookeeper/zk-connection-like.js';
 export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
 export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.

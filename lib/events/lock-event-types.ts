@@ -1,6 +1,6 @@
 import type { LockLossReason, LockLostError } from '../errors.js';
 import type { LockMode } from '../recipes/lock-kind.js';
-import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
+import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 
 /** What every event about one lock carries. */
 export interface LockEventTarget {

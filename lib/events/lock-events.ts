@@ -3,7 +3,7 @@ import { ReentrantHandle } from '../context/lock-context.js';
 import { LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockRequest } from '../context/lock-request.js';
-import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
+import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 import type { LockKindOptions, LockMode } from '../recipes/lock-kind.js';
 import type { LockEvent, LockEventTarget, LockSkippedEvent, LockSkipReason } from './lock-event-types.js';
 import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';

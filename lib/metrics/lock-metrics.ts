@@ -1,7 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
 import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
-import type { ConnectionState } from '../zookeeper/zk-lock-connection.js';
+import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 
 /** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */
 export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

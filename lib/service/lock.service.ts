@@ -44,7 +44,7 @@ import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import { ZkConnection } from '../zookeeper/zk-connection.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
-import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-lock-connection.js';
+import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;

@@ -2,7 +2,7 @@ import type { CohortOptions } from '../recipes/cohort-lock.js';
 import type { LockLayout } from '../queue/layouts.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
-import type { ZkConnectionLike } from '../zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 
 /**
  * Options of ZkLockModule. Every duration is in milliseconds. The connection options

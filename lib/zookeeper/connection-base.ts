@@ -1,6 +1,6 @@
 import { type LockLossReason, ZkConnectionError } from '../errors.js';
 import { waitInSet } from '../shared/promises.js';
-import type { ConnectionState, ConnectionStateListener } from './zk-lock-connection.js';
+import type { ConnectionState, ConnectionStateListener } from './zk-connection-like.js';
 import type { ZkSessionApi } from './zk-session-api.js';
 
 /** A session as its connection drives it: ZkSession, or the testing kit's InMemorySession. */

@@ -3,7 +3,7 @@ import { checkMs } from '../shared/durations.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
 import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
-import type { ZkConnectionLike } from './zk-lock-connection.js';
+import type { ZkConnectionLike } from './zk-connection-like.js';
 import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';

@@ -4,7 +4,7 @@ import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { curatorMutexDriver, kazooLockDriver } from '../../lib/queue/foreign-drivers.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
+import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
 import { childrenOf, eventually, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
 import type { ZkProxy } from '../support/zk-proxy.js';

@@ -14,7 +14,7 @@ import {
   ZkNotEmptyError,
   ZkSessionLostError,
 } from '../../lib/zookeeper/zk-errors.js';
-import type { ZkConnectionLike } from '../../lib/zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../../lib/zookeeper/zk-connection-like.js';
 import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 type Connect = (options?: { digest?: string }) => Promise<ZkConnectionLike>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConnectionState } from '../../lib/zookeeper/zk-lock-connection.js';
+import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js';
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';

@@ -3,7 +3,7 @@ import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { checkMs } from '../../shared/durations.js';
 import { ConnectionBase } from '../../zookeeper/connection-base.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.options.js';
-import type { ZkConnectionLike } from '../../zookeeper/zk-lock-connection.js';
+import type { ZkConnectionLike } from '../../zookeeper/zk-connection-like.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
 
