@@ -19,8 +19,8 @@ export interface LockBusyPayload {
 
 /**
  * A handler's lock was busy, in a transport other than HTTP (there the interceptor answers with the
- * module's busyStatus). Thrown by DistributedLockInterceptor; LockBusyFilter turns it into each
- * transport's own answer. An IntrinsicException, because a busy resource is an expected answer: Nest
+ * module's busyStatus). Thrown by the library's interceptor; its exception filter (both registered by
+ * ZkLockModule) turns it into each transport's own answer. An IntrinsicException, because a busy resource is an expected answer: Nest
  * logs no error with a stack for it. `extensions` is what GraphQL puts in the error it returns.
  */
 export class LockBusyException extends IntrinsicException {

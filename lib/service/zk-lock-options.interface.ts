@@ -27,8 +27,8 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
    */
   defaultWaitTimeoutMs?: number;
   /**
-   * A connection you created and manage yourself: a ZkConnection, or the in-memory one of
-   * `nestjs-zk-lock/testing`. The module uses it instead of opening its own, and never closes it.
+   * A connection you created and manage yourself (a `ZkConnectionLike`): a ZkConnection, or the
+   * in-memory one of `nestjs-zk-lock/testing`. The module uses it instead of opening its own, and never closes it.
    * connectionString is then ignored.
    * @default undefined (the module opens and closes its own ZkConnection from connectionString)
    */

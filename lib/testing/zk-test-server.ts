@@ -4,7 +4,7 @@
  * started only once `srvr` reports a Mode (`ruok` answers before the server serves requests).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedCommand } from './isolated-spawn.js';
 import { freePorts, fourLetter } from './zk-net.js';
@@ -25,7 +25,7 @@ export interface ZkTestServerOptions extends ZkInstallOptions {
   /** Client port on 127.0.0.1. @default a free port */
   port?: number;
   /**
-   * Data directory (snapshots, transaction log, server.log). Kept as it is.
+   * Data directory (snapshots, transaction log, server.log), made if missing. Kept as it is.
    * @default a fresh directory under dataDirParent, removed at process exit (unless ZK_KEEP_DATA is set)
    */
   dataDir?: string;
@@ -116,6 +116,7 @@ export class JavaZkServer implements ZkServer {
 
   async start(): Promise<void> {
     if (this.child) return;
+    mkdirSync(this.dataDir, { recursive: true });
     const config = join(this.dataDir, 'zoo.cfg');
     writeFileSync(
       config,
