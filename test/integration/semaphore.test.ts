@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
-import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const sequenceOf = (lock: HeldLock): number => Number(lock.path.slice(-10));
 
@@ -67,19 +68,29 @@ describe('semaphore on a real ZooKeeper', () => {
       );
       await queueLength(h1!.connection, `${root}/pool`, 3 + i);
     }
+    // Every waiter asleep: it read the queue, then watched the two holders (the first waiter) or
+    // the waiter before it (the others).
+    await asleep(waiting, [2, 1, 1, 1, 1]);
     const reads = (): number[] => waiting.map((client) => client.counts.getChildren);
+    const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
     const before = reads();
     await holders[1]!.release(); // the second holder goes first: out of order on purpose
     const first = await leases[0]!;
-    await queueLength(h1!.connection, `${root}/pool`, 6);
+    // The one behind it, poked, read the queue and went back to sleep watching the two holders.
+    // Counted at the call: waiting for that count alone could take a re-read still on its way for
+    // one that saw the release to come (it would then wake at the next release without a re-read).
+    await asleep(waiting, [2, 3, 1, 1, 1]);
+    await roundTrips(waiting);
     // The waiter let in re-read the queue once; the one behind it once more (it moves its watch to
     // the holders); nobody else woke.
-    const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
-    await expectEventually(() => woken(reads(), before).join() === '1,1,0,0,0', () => woken(reads(), before).join());
+    expect(woken(reads(), before)).toEqual([1, 1, 0, 0, 0]);
     const middle = reads();
     await holders[0]!.release();
     const second = await leases[1]!;
-    await expectEventually(() => woken(reads(), middle).join() === '0,1,1,0,0', () => woken(reads(), middle).join());
+    await asleep(waiting, [2, 3, 3, 1, 1]);
+    await roundTrips(waiting);
+    expect(woken(reads(), middle)).toEqual([0, 1, 1, 0, 0]);
+    expect(waiting.map((client) => client.counts.watchNode)).toEqual([2, 3, 3, 1, 1]);
     for (const lease of [first, second]) await lease.release();
     for (const lease of leases.slice(2)) await (await lease).release();
     expect(order).toEqual([0, 1, 2, 3, 4]);
@@ -133,7 +144,23 @@ describe('semaphore on a real ZooKeeper', () => {
   });
 });
 
-async function expectEventually(check: () => boolean, seen?: () => string): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(check(), seen && `seen: ${seen()}`).toBe(true);
+type Client = { connection: ZkConnection; counts: { getChildren: number; watchNode: number } };
+
+/**
+ * Waits until each client has set at least `watches[i]` watches in all: a waiter sets them after
+ * the answer to its listing, so the listing it acted on is known to be read.
+ */
+async function asleep(clients: readonly Client[], watches: readonly number[]): Promise<void> {
+  await eventually(() => clients.every((client, i) => client.counts.watchNode >= watches[i]!), {
+    what: `watches set ${watches.join()} (seen ${clients.map((client) => client.counts.watchNode).join()})`,
+  });
+}
+
+/**
+ * A round trip on each client's session: ZooKeeper delivers a session's watch events before the
+ * answer to any request sent after them, so a wake caused by what happened so far has been
+ * counted (a woken waiter sends its re-read in the same turn as the event).
+ */
+async function roundTrips(clients: readonly Client[]): Promise<void> {
+  for (const client of clients) await (await client.connection.session()).getData('/');
 }
