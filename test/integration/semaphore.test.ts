@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
@@ -101,7 +101,10 @@ describe('semaphore on a real ZooKeeper', () => {
     const root = uniqueRoot('semleave');
     const [h, w1, w2, w3] = await clients(4, root, 1);
     const held = await h!.semaphore.acquire('pool');
-    const first = w1!.semaphore.acquire('pool', { waitTimeoutMs: 400 });
+    // Its timeout runs out when the test says, once the others queued behind it: with a real 400 ms
+    // timer, a loaded machine timed it out while they were still queueing (its rejection then came
+    // before anything handled it, or the queue never reached the lengths waited for).
+    const { started: first, expire } = withHeldTimeout(400, () => w1!.semaphore.acquire('pool', { waitTimeoutMs: 400 }));
     await queueLength(h!.connection, `${root}/pool`, 2);
     const controller = new AbortController();
     const second = w2!.semaphore.acquire('pool', { signal: controller.signal });
@@ -110,6 +113,7 @@ describe('semaphore on a real ZooKeeper', () => {
     await queueLength(h!.connection, `${root}/pool`, 4);
     controller.abort();
     await expect(second).rejects.toBeInstanceOf(LockAbortedError);
+    expire();
     await expect(first).rejects.toBeInstanceOf(LockTimeoutError);
     await queueLength(h!.connection, `${root}/pool`, 2);
     await held.release();
@@ -163,4 +167,29 @@ async function asleep(clients: readonly Client[], watches: readonly number[]): P
  */
 async function roundTrips(clients: readonly Client[]): Promise<void> {
   for (const client of clients) await (await client.connection.session()).getData('/');
+}
+
+/**
+ * Runs `start` (an acquire with `waitTimeoutMs`) with the timer of that timeout held by the test:
+ * `expire()` runs the timer's own callback, so the acquire times out as it would, but when the test
+ * says. Fails at once if `start` set no timer of that length.
+ */
+function withHeldTimeout<T>(waitTimeoutMs: number, start: () => T): { started: T; expire: () => void } {
+  const realSetTimeout = globalThis.setTimeout;
+  let held: (() => void) | undefined;
+  const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+    if (held || ms !== waitTimeoutMs) return realSetTimeout(callback, ms);
+    held = callback;
+    // A real handle, for the clearTimeout of an acquire that ends otherwise; it never fires by itself.
+    return realSetTimeout(() => undefined, 2 ** 31 - 1).unref();
+  }) as typeof setTimeout);
+  let started: T;
+  try {
+    started = start();
+  } finally {
+    spy.mockRestore();
+  }
+  const timeout = held;
+  if (!timeout) throw new Error(`the acquire set no ${waitTimeoutMs} ms timer: this test no longer controls its timeout`);
+  return { started, expire: () => timeout() };
 }
