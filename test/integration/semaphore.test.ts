@@ -3,7 +3,7 @@ import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutErro
 import { FairLock, Semaphore } from '../../lib/recipes/queue-lock.js';
 import type { HeldLock } from '../../lib/recipes/held-lock.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, countingSessions, eventually, expireSession, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const sequenceOf = (lock: HeldLock): number => Number(lock.path.slice(-10));
 
@@ -14,9 +14,10 @@ describe('semaphore on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string, permits: number) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // The longest session the test server allows: a busy machine must not drop connections, which
-        // would add re-reads to the counts these tests make.
-        const connection = await connect({ sessionTimeoutMs: 4000 });
+        // The longest session the test server allows, and a lease its pings keep (STEADY_SESSION): a
+        // busy machine must neither drop connections nor run the lease out, which would add re-reads
+        // to the counts these tests make, or queue a waiter again behind the others.
+        const connection = await connect(STEADY_SESSION);
         const counting = countingSessions(connection);
         return { connection, semaphore: new Semaphore(counting.source, { rootPath, permits }), counts: counting.counts };
       }),
