@@ -6,7 +6,7 @@ import { Test } from '@nestjs/testing';
 import { map, ReplaySubject, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, eventually, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 /**
  * The same guarantees as distributed-lock.e2e.test.ts, on Fastify instead of Express: a busy lock is
@@ -16,13 +16,14 @@ import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from
  */
 
 /**
- * What the test pushes into the response that is open now. Replay subjects, and a Readable that
- * buffers: Node sends a response's headers with its first chunk, so the test pushes before it awaits
- * `fetch`, possibly before Nest has subscribed.
+ * What the test pushes into the response that is open now, made by the handler of this request (a
+ * test clears it before its request). Replay subjects, and a Readable that buffers: Node sends a
+ * response's headers with its first chunk, so the test pushes before it awaits `fetch`, possibly
+ * before Nest has subscribed.
  */
 const live = {
-  ticks: new ReplaySubject<number>(),
-  events: new ReplaySubject<number>(),
+  ticks: undefined as ReplaySubject<number> | undefined,
+  events: undefined as ReplaySubject<number> | undefined,
   file: undefined as Readable | undefined,
   fileClosed: undefined as Promise<void> | undefined,
 };
@@ -38,16 +39,18 @@ class FastifyTestController {
   @Get('ticks')
   @DistributedLock('ticks')
   ticks(): Observable<number[]> {
-    live.ticks = new ReplaySubject<number>();
+    const ticks = new ReplaySubject<number>();
+    live.ticks = ticks;
     const seen: number[] = [];
-    return live.ticks.pipe(map((n) => (seen.push(n), seen)));
+    return ticks.pipe(map((n) => (seen.push(n), seen)));
   }
 
   @Sse('events')
   @DistributedLock('events')
   events(): Observable<MessageEvent> {
-    live.events = new ReplaySubject<number>();
-    return live.events.pipe(map((n): MessageEvent => ({ data: { n } })));
+    const events = new ReplaySubject<number>();
+    live.events = events;
+    return events.pipe(map((n): MessageEvent => ({ data: { n } })));
   }
 
   @Get('file')
@@ -79,9 +82,22 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
   let url: string;
   const nodes = async (resource: string) => childrenOf(await connect(), `${rootPath}/${resource}`);
 
+  /**
+   * The handler holds `resource` and has made this request's subject or stream (`made`, cleared by
+   * the test before its request). The lock is granted before the method runs, so the node alone
+   * does not say the method ran: what the test pushes then goes to no response (a previous test's
+   * subject or stream), and the test waits forever or reads nothing.
+   */
+  async function handlerRunning(resource: string, made: () => unknown): Promise<void> {
+    await eventually(async () => made() !== undefined && (await nodes(resource)).length === 1, {
+      what: `the handler to hold ${resource} and make this request's response`,
+    });
+  }
+
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath })],
+      // Nothing here is about sessions ending: a lease a busy machine cannot run out (see STEADY_SESSION).
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath })],
       controllers: [FastifyTestController],
     }).compile();
     app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false, forceCloseConnections: true });
@@ -107,22 +123,24 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
   });
 
   it('an Observable handler holds its lock until the Observable completes', async () => {
+    live.ticks = undefined;
     const response = fetch(`${url}/ticks`);
-    await eventually(async () => (await nodes('ticks')).length === 1, { what: 'the handler to hold ticks' });
-    live.ticks.next(1);
-    live.ticks.next(2);
+    await handlerRunning('ticks', () => live.ticks);
+    live.ticks!.next(1);
+    live.ticks!.next(2);
     expect(await app.get(LockService).tryAcquire('ticks')).toBeNull();
     expect(await nodes('ticks')).toHaveLength(1);
-    live.ticks.complete();
+    live.ticks!.complete();
     expect(await (await response).json()).toEqual([1, 2]);
     await eventually(async () => (await nodes('ticks')).length === 0, { what: 'ticks released after the Observable completed' });
   });
 
   it('an Observable handler whose client goes away before it completes releases its lock', async () => {
     const client = new AbortController();
+    live.ticks = undefined;
     const responded = fetch(`${url}/ticks`, { signal: client.signal }).catch((error: unknown) => error);
-    await eventually(async () => (await nodes('ticks')).length === 1, { what: 'the handler to hold ticks' });
-    live.ticks.next(1);
+    await handlerRunning('ticks', () => live.ticks);
+    live.ticks!.next(1);
     client.abort();
     expect(await responded).toBeInstanceOf(Error);
     await eventually(async () => (await nodes('ticks')).length === 0, { what: 'ticks released when the client left' });
@@ -130,33 +148,25 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
 
   it('an endless event stream holds its lock until the client goes away', async () => {
     const client = new AbortController();
+    live.events = undefined;
     const responded = fetch(`${url}/events`, { signal: client.signal });
-    await eventually(async () => (await nodes('events')).length === 1, { what: 'the handler to hold events' });
-    live.events.next(1);
+    await handlerRunning('events', () => live.events);
+    live.events!.next(1);
     const response = await responded;
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const reader = response.body!.getReader();
     await readUntil(reader, '"n":1');
-    live.events.next(2);
+    live.events!.next(2);
     await readUntil(reader, '"n":2');
     expect(await nodes('events')).toHaveLength(1);
     client.abort();
     await eventually(async () => (await nodes('events')).length === 0, { what: 'events released when the client left' });
   });
 
-  /**
-   * The handler holds `file` and has made this request's stream. The lock is granted before the
-   * method runs, so the node alone does not say the stream is this request's (a previous test's
-   * ended stream would still be in `live.file`).
-   */
-  async function fileHandlerRunning(): Promise<void> {
-    await eventually(async () => live.file !== undefined && (await nodes('file')).length === 1, { what: 'the handler to hold file and make its stream' });
-  }
-
   it('a streamed file holds its lock until the stream ends', async () => {
     live.file = undefined;
     const responded = fetch(`${url}/file`);
-    await fileHandlerRunning();
+    await handlerRunning('file', () => live.file);
     live.file!.push('chunk 1\n');
     const reader = (await responded).body!.getReader();
     await readUntil(reader, 'chunk 1');
@@ -173,7 +183,7 @@ describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
     const client = new AbortController();
     live.file = undefined;
     const responded = fetch(`${url}/file`, { signal: client.signal });
-    await fileHandlerRunning();
+    await handlerRunning('file', () => live.file);
     live.file!.push('chunk 1\n');
     const reader = (await responded).body!.getReader();
     await readUntil(reader, 'chunk 1');

@@ -11,7 +11,7 @@ import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
 import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, exists, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { CLI, runCli } from '../support/cli-run.js';
 
 const SOURCES = ['lib/cli', 'lib/live-view'];
@@ -20,7 +20,11 @@ const owner = (name: string) => ({ data: Buffer.from(JSON.stringify({ host: 'cli
 
 describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const open = useConnections(zk);
+  // The holders and waiters live while CLI processes start beside them, which on a busy machine can
+  // hold up this process for longer than a 1.5 s session's 375 ms lease: their sessions ended and
+  // they queued again (other holders, other sessions, fewer waiters than the test made).
+  const connect = () => open(STEADY_SESSION);
   const children: ChildProcessWithoutNullStreams[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');

@@ -6,6 +6,7 @@ import {
   eventually,
   exists,
   expireSession,
+  STEADY_SESSION,
   uniqueRoot,
   useConnections,
   useZooKeeper,
@@ -19,7 +20,9 @@ describe('fair exclusive lock on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        const connection = await connect();
+        // Nothing here waits for a session to time out (expiry is forced): a lease a busy machine
+        // cannot run out, so that no waiter queues again in a new session mid-test (STEADY_SESSION).
+        const connection = await connect(STEADY_SESSION);
         return { connection, lock: new FairLock(connection, { rootPath }) };
       }),
     );

@@ -8,14 +8,15 @@ import {
   LockUpgradeError,
 } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import { childrenOf, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, eventually, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService modes, semaphores, several resources and inspect, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
 
-  const service = (rootPath: string) => startLockApp(zk, { rootPath });
+  // Nothing here is about sessions ending: a lease a busy machine cannot run out (see STEADY_SESSION).
+  const service = (rootPath: string) => startLockApp(zk, { rootPath, ...STEADY_SESSION });
   /** Runs `fn` as one request would: in a lock context of its own. */
   const inContext = <T>(fn: () => Promise<T>, owner = 'test'): Promise<T> => runInNewLockContext(fn, () => owner);
 

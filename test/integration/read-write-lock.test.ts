@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
-import { childrenOf, countingSessions, eventually, queueLength, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
+import { childrenOf, countingSessions, eventually, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 type Mode = 'read' | 'write';
 const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
@@ -14,9 +14,10 @@ describe('read/write lock on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // The longest session the test server allows: a busy machine must not drop connections, which
-        // would add re-reads to the counts these tests make.
-        const connection = await connect({ sessionTimeoutMs: 4000 });
+        // The longest session the test server allows, and a lease its pings keep (STEADY_SESSION): a
+        // busy machine must neither drop connections nor run the lease out, which would add re-reads
+        // to the counts these tests make.
+        const connection = await connect(STEADY_SESSION);
         const counting = countingSessions(connection);
         return { connection, lock: new ReadWriteLock(counting.source, { rootPath }), counts: counting.counts };
       }),

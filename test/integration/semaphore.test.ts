@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
 import type { GrantedLock } from '../../lib/recipes/held-lock.js';
-import { childrenOf, countingSessions, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { childrenOf, countingSessions, eventually, expireSession, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
 
@@ -14,9 +15,10 @@ describe('semaphore on a real ZooKeeper', () => {
   async function clients(count: number, rootPath: string, permits: number) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // The longest session the test server allows: a busy machine must not drop connections, which
-        // would add re-reads to the counts these tests make.
-        const connection = await connect({ sessionTimeoutMs: 4000 });
+        // The longest session the test server allows, and a lease its pings keep (STEADY_SESSION): a
+        // busy machine must neither drop connections nor run the lease out, which would add re-reads
+        // to the counts these tests make, or queue a waiter again behind the others.
+        const connection = await connect(STEADY_SESSION);
         const counting = countingSessions(connection);
         return { connection, semaphore: new Semaphore(counting.source, { rootPath, permits }), counts: counting.counts };
       }),
@@ -68,19 +70,29 @@ describe('semaphore on a real ZooKeeper', () => {
       );
       await queueLength(h1!.connection, `${root}/pool`, 3 + i);
     }
+    // Every waiter asleep: it read the queue, then watched the two holders (the first waiter) or
+    // the waiter before it (the others).
+    await asleep(waiting, [2, 1, 1, 1, 1]);
     const reads = (): number[] => waiting.map((client) => client.counts.getChildren);
+    const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
     const before = reads();
     await holders[1]!.release(); // the second holder goes first: out of order on purpose
     const first = await leases[0]!;
-    await queueLength(h1!.connection, `${root}/pool`, 6);
+    // The one behind it, poked, read the queue and went back to sleep watching the two holders.
+    // Counted at the call: waiting for that count alone could take a re-read still on its way for
+    // one that saw the release to come (it would then wake at the next release without a re-read).
+    await asleep(waiting, [2, 3, 1, 1, 1]);
+    await roundTrips(waiting);
     // The waiter let in re-read the queue once; the one behind it once more (it moves its watch to
     // the holders); nobody else woke.
-    const woken = (after: number[], from: number[]): number[] => after.map((n, i) => n - from[i]!);
-    await expectEventually(() => woken(reads(), before).join() === '1,1,0,0,0', () => woken(reads(), before).join());
+    expect(woken(reads(), before)).toEqual([1, 1, 0, 0, 0]);
     const middle = reads();
     await holders[0]!.release();
     const second = await leases[1]!;
-    await expectEventually(() => woken(reads(), middle).join() === '0,1,1,0,0', () => woken(reads(), middle).join());
+    await asleep(waiting, [2, 3, 3, 1, 1]);
+    await roundTrips(waiting);
+    expect(woken(reads(), middle)).toEqual([0, 1, 1, 0, 0]);
+    expect(waiting.map((client) => client.counts.watchNode)).toEqual([2, 3, 3, 1, 1]);
     for (const lease of [first, second]) await lease.release();
     for (const lease of leases.slice(2)) await (await lease).release();
     expect(order).toEqual([0, 1, 2, 3, 4]);
@@ -91,7 +103,10 @@ describe('semaphore on a real ZooKeeper', () => {
     const root = uniqueRoot('semleave');
     const [h, w1, w2, w3] = await clients(4, root, 1);
     const held = await h!.semaphore.acquire('pool');
-    const first = w1!.semaphore.acquire('pool', { waitTimeoutMs: 400 });
+    // Its timeout runs out when the test says, once the others queued behind it: with a real 400 ms
+    // timer, a loaded machine timed it out while they were still queueing (its rejection then came
+    // before anything handled it, or the queue never reached the lengths waited for).
+    const { started: first, expire } = withHeldTimeout(400, () => w1!.semaphore.acquire('pool', { waitTimeoutMs: 400 }));
     await queueLength(h!.connection, `${root}/pool`, 2);
     const controller = new AbortController();
     const second = w2!.semaphore.acquire('pool', { signal: controller.signal });
@@ -100,6 +115,7 @@ describe('semaphore on a real ZooKeeper', () => {
     await queueLength(h!.connection, `${root}/pool`, 4);
     controller.abort();
     await expect(second).rejects.toBeInstanceOf(LockAbortedError);
+    expire();
     await expect(first).rejects.toBeInstanceOf(LockTimeoutError);
     await queueLength(h!.connection, `${root}/pool`, 2);
     await held.release();
@@ -134,7 +150,48 @@ describe('semaphore on a real ZooKeeper', () => {
   });
 });
 
-async function expectEventually(check: () => boolean, seen?: () => string): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(check(), seen && `seen: ${seen()}`).toBe(true);
+type Client = { connection: ZkConnection; counts: { getChildren: number; watchNode: number } };
+
+/**
+ * Waits until each client has set at least `watches[i]` watches in all: a waiter sets them after
+ * the answer to its listing, so the listing it acted on is known to be read.
+ */
+async function asleep(clients: readonly Client[], watches: readonly number[]): Promise<void> {
+  await eventually(() => clients.every((client, i) => client.counts.watchNode >= watches[i]!), {
+    what: `watches set ${watches.join()} (seen ${clients.map((client) => client.counts.watchNode).join()})`,
+  });
+}
+
+/**
+ * A round trip on each client's session: ZooKeeper delivers a session's watch events before the
+ * answer to any request sent after them, so a wake caused by what happened so far has been
+ * counted (a woken waiter sends its re-read in the same turn as the event).
+ */
+async function roundTrips(clients: readonly Client[]): Promise<void> {
+  for (const client of clients) await (await client.connection.session()).getData('/');
+}
+
+/**
+ * Runs `start` (an acquire with `waitTimeoutMs`) with the timer of that timeout held by the test:
+ * `expire()` runs the timer's own callback, so the acquire times out as it would, but when the test
+ * says. Fails at once if `start` set no timer of that length.
+ */
+function withHeldTimeout<T>(waitTimeoutMs: number, start: () => T): { started: T; expire: () => void } {
+  const realSetTimeout = globalThis.setTimeout;
+  let held: (() => void) | undefined;
+  const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void, ms?: number) => {
+    if (held || ms !== waitTimeoutMs) return realSetTimeout(callback, ms);
+    held = callback;
+    // A real handle, for the clearTimeout of an acquire that ends otherwise; it never fires by itself.
+    return realSetTimeout(() => undefined, 2 ** 31 - 1).unref();
+  }) as typeof setTimeout);
+  let started: T;
+  try {
+    started = start();
+  } finally {
+    spy.mockRestore();
+  }
+  const timeout = held;
+  if (!timeout) throw new Error(`the acquire set no ${waitTimeoutMs} ms timer: this test no longer controls its timeout`);
+  return { started, expire: () => timeout() };
 }

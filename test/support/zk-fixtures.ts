@@ -41,7 +41,17 @@ export function useZooKeeper(options: { own?: boolean } = {}): ZooKeeperFixture 
   return fixture;
 }
 
-/** Connections opened by a test, closed after it. */
+/**
+ * Connection options for tests that hold or wait for locks but are not about sessions ending: the
+ * longest session the test servers grant (20 ticks, 4 s) and a lease margin under a third of it, so
+ * that the lease runs 3 s and the C client's own pings (every third of the timeout) keep it. With
+ * the fixtures' 1.5 s sessions the lease is 375 ms, kept only by renewal reads: a loaded machine
+ * that holds up the test process's event loop for that long ends the session and loses its locks,
+ * as the lease is meant to, in a test that was about something else.
+ */
+export const STEADY_SESSION = { sessionTimeoutMs: 4000, leaseMarginMs: 1000 } as const;
+
+/** Connections opened by a test, closed after it (1.5 s sessions unless `options` says otherwise). */
 export function useConnections(fixture: ZooKeeperFixture) {
   const open = new Set<ZkConnection>();
   afterEach(() => {
