@@ -56,7 +56,7 @@ const text = `## Partitions and server loss${overTls ? ' over TLS' : ''}: is the
 
 Command: \`npm run test:partitions${overTls ? ':tls' : ''}\` (PARTITION_TRIALS=${trials}), run ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 60_000)} min.
 Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ZooKeeper ${zookeeper}, servers on 127.0.0.1 with 200 ms ticks and syncLimit 5.
-Load: the machine was shared with other engineers' builds and tests (1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end).
+Load: 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.
 ${overTls ? "Over TLS: H and W connect to the servers' secureClientPort with client certificates (required); H's proxy passes the TLS bytes through as they are.\n" : ''}In each trial a holder H (a LockService with default options, session timeout T = ${TRIAL_SESSION_TIMEOUT_MS} ms, so a lease of T/4 after the latest answer) holds a lock and a client W of another session waits for it; the fault cuts H off. The lock kind rotates: exclusive through the cohort, write (W reads), a one-permit semaphore, the simple lock. "Margin" is W's grant less H's signal.
 
 | fault | trials | H told after W was granted | W granted | smallest margin | slowest H told (from the fault) |
