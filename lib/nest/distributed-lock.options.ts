@@ -74,10 +74,10 @@ export interface DistributedLockOptions extends LockKindOptions {
   /**
    * Whether a call made inside a lock context (a request, another decorated call, a `withLock`)
    * joins it, or takes its lock as another request would and runs the method in a new context:
-   * `'new'` for a method a request starts without waiting for it (`this.indexer.rebuild().catch(log)`, not awaited) or
-   * runs beside other work (`Promise.all`), which must not share the request's locks. Never `await`
-   * a `'new'` method that locks a resource your own context holds: it waits for your context to
-   * release it. See LockContextPolicy.
+   * `'new'` for a method a request starts without waiting for it (`this.indexer.rebuild().catch(log)`,
+   * not awaited) or runs beside other work (`Promise.all`), which must not share the request's locks.
+   * Never `await` a `'new'` method that locks a resource your own context holds: it waits for your
+   * context to release it. See LockContextPolicy.
    * @default 'join'
    */
   lockContext?: LockContextPolicy;

@@ -23,7 +23,7 @@ import {
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
-import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runInNewLockContext, runOutsideLockContext } from '../context/lock-context.js';
+import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runOutsideLockContext } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
 import { NewLocks } from '../context/new-lock.js';
@@ -171,7 +171,6 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    // Never null when not tryOnly. A bad request rejects, as every later failure does.
     return this.acquireByPolicy(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
   }
 
@@ -243,8 +242,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * other. Inside `fn`, locks are reentrant as in a request. Returns what `fn` returns.
    */
   runInNewContext<T>(fn: () => T): T {
-    const outer = currentLockContext();
-    return runInNewLockContext(fn, outer && (() => outer.owner));
+    return runByLockContextPolicy('new', fn);
   }
 
   private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
