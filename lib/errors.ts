@@ -72,6 +72,44 @@ export class LockLostError extends ZkLockError {
 }
 
 /**
+ * How a term of leadership ended: `lost` as a lock is lost (see LockLossReason), `resigned` by
+ * `Election.resign()` (or a failing `@OnLeadership` method), `left` by `close()` or shutdown.
+ */
+export type LeadershipEnd = 'lost' | 'resigned' | 'left';
+
+/**
+ * This instance no longer leads the group: the leader's `signal` aborts with it, and `assertHeld`
+ * throws it. A LockLostError, so code that handles lost locks handles it too; `end` says whether it
+ * was lost or given up, `reason` how (`revoked` when given up).
+ */
+export class LeadershipLostError extends LockLostError {
+  constructor(
+    readonly group: string,
+    fencingToken: string,
+    detail: string,
+    reason: LockLossReason,
+    readonly end: LeadershipEnd,
+  ) {
+    super(group, fencingToken, detail, reason);
+    this.message =
+      `Leadership of "${group}" (fencing token ${fencingToken}) ended: ${detail}. ` +
+      (end === 'lost'
+        ? 'Another instance may lead now: stop the leader\'s work, and guard its writes with the fencing token.'
+        : 'Stop the leader\'s work now: the next participant leads once this one has left the queue.');
+  }
+}
+
+/** The election was closed (`close()`, or the application is stopping): this instance no longer takes part. */
+export class ElectionClosedError extends ZkLockError {
+  constructor(readonly group: string) {
+    super(
+      `The election "${group}" is closed (close() was called, or the application is stopping): this instance no longer takes part. ` +
+        'Call LockService.elect again to join anew.',
+    );
+  }
+}
+
+/**
  * ZooKeeper's history went back: this process saw newer zxids, or a lock's queue further on, than
  * the servers now show, so they were restored from a backup or started with an empty data directory.
  * Fencing tokens would go backwards, and a store that saw the old ones would refuse the real holder:

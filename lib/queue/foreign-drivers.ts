@@ -79,6 +79,20 @@ export const curatorMutexDriver: LockDriver = foreignDriver(
   headHolds,
 );
 
+/**
+ * Curator's `LeaderLatch`: `_c_<uuid>-latch-<seq>` (protected EPHEMERAL_SEQUENTIAL, the participant
+ * id as data), sorted by the text after the last `latch-`; index 0 leads. Every child counts, as in
+ * Curator; a mutex's or read/write lock's nodes are refused. kazoo's `Election` is its `Lock`
+ * (kazooLockDriver).
+ */
+export const curatorLatchDriver: LockDriver = foreignDriver(
+  'curator',
+  ENTRY_KIND.election,
+  () => `_c_${randomUUID()}-latch-`,
+  (children) => curatorQueue(children, 'curator-latch', (name) => curatorSortKey(name, 'latch-'), () => ENTRY_KIND.election),
+  headHolds,
+);
+
 const READ = '__READ__';
 const WRITE = '__WRIT__';
 

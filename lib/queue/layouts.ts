@@ -38,7 +38,7 @@ export const CURATOR_PARENTS: ParentModes = { parent: 'CONTAINER', ancestors: 'C
 export const KAZOO_PARENTS: ParentModes = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' };
 
 /** Which known style a child name has: the clients whose nodes it is. */
-export type NodeStyle = 'nestjs-zk-lock' | 'curator-mutex' | 'curator-read-write' | 'kazoo';
+export type NodeStyle = 'nestjs-zk-lock' | 'curator-mutex' | 'curator-read-write' | 'curator-latch' | 'kazoo';
 
 /** Our names (see queue-entry.ts). */
 export const OWN_NAME = /^([a-zA-Z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
@@ -46,6 +46,8 @@ export const OWN_NAME = /^([a-zA-Z])(\d*)-([0-9a-f]+)-([0-9a-z]+)-(\d{10})$/;
 const CURATOR_MUTEX_NAME = /lock-\d{10}$/;
 /** Curator's InterProcessReadWriteLock (`_c_<uuid>-__READ__<seq>` / `__WRIT__`). */
 const CURATOR_RW_NAME = /__(?:READ|WRIT)__\d{10}$/;
+/** Curator's LeaderLatch (`_c_<uuid>-latch-<seq>`). */
+const CURATOR_LATCH_NAME = /latch-\d{10}$/;
 /** kazoo's Lock, WriteLock (`<hex>__lock__<seq>`) and ReadLock (`__rlock__`). */
 const KAZOO_NAME = /__r?lock__-?\d{10}$/;
 
@@ -55,6 +57,7 @@ export function styleOf(name: string): NodeStyle | undefined {
   if (KAZOO_NAME.test(name)) return 'kazoo';
   if (OWN_NAME.test(name)) return 'nestjs-zk-lock';
   if (CURATOR_MUTEX_NAME.test(name)) return 'curator-mutex';
+  if (CURATOR_LATCH_NAME.test(name)) return 'curator-latch';
   return undefined;
 }
 
@@ -67,6 +70,8 @@ export function styleAdvice(style: NodeStyle): string {
       return "Curator's InterProcessMutex (layout: 'curator', mode 'exclusive')";
     case 'curator-read-write':
       return "Curator's InterProcessReadWriteLock (layout: 'curator', mode 'read' or 'write')";
+    case 'curator-latch':
+      return "Curator's LeaderLatch (an election: LockService.elect with layout: 'curator')";
     case 'kazoo':
       return "kazoo's Lock, WriteLock or ReadLock (layout: 'kazoo')";
   }
@@ -95,7 +100,7 @@ export interface DetectedLayout {
 }
 
 /** Detection's order of styles, so that a mixed path names the same layout on every read. */
-const STYLES: readonly NodeStyle[] = ['nestjs-zk-lock', 'curator-mutex', 'curator-read-write', 'kazoo'];
+const STYLES: readonly NodeStyle[] = ['nestjs-zk-lock', 'curator-mutex', 'curator-read-write', 'curator-latch', 'kazoo'];
 
 /**
  * The layout a lock path's children are in, by their names (strangers are ignored); a lease pool
@@ -114,5 +119,5 @@ export function detectLayout(children: readonly string[]): DetectedLayout | unde
 
 /** The layout whose clients make nodes of `style`. */
 export function layoutOfStyle(style: NodeStyle): LockLayout {
-  return style === 'curator-mutex' || style === 'curator-read-write' ? 'curator' : style;
+  return style === 'nestjs-zk-lock' || style === 'kazoo' ? style : 'curator';
 }

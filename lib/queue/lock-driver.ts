@@ -90,10 +90,18 @@ const GRANTING_KINDS = new Set<string>([ENTRY_KIND.exclusive, ENTRY_KIND.write])
  */
 function assertLockQueue(queue: readonly QueueEntry[], mine: number): void {
   for (const entry of queue.slice(0, mine)) {
+    if (entry.kind === ENTRY_KIND.election) throw inUseAsElection(entry);
     if (!LOCK_KINDS.has(entry.kind)) {
       throw new QueueConflictError(`it is in use as a semaphore (node ${entry.name}); a resource is either a lock or a semaphore`);
     }
   }
+}
+
+function inUseAsElection(entry: QueueEntry): QueueConflictError {
+  return new QueueConflictError(
+    `it is in use as a leader election (node ${entry.name}); a name is either an election or a lock`,
+    'Use another name for the lock, or take part in the election (LockService.elect, @Leader).',
+  );
 }
 
 /**
@@ -155,6 +163,7 @@ export function semaphoreDriver(permits: number): LockDriver {
     ENTRY_KIND.semaphore,
     (queue, mine) => {
       for (const entry of queue.slice(0, mine)) {
+        if (entry.kind === ENTRY_KIND.election) throw inUseAsElection(entry);
         if (entry.kind !== ENTRY_KIND.semaphore) {
           throw new QueueConflictError(`it is in use as a lock (node ${entry.name}); a resource is either a lock or a semaphore`);
         }
@@ -173,3 +182,20 @@ export function semaphoreDriver(permits: number): LockDriver {
     permits,
   );
 }
+
+/**
+ * A participant of a leader election: the head leads, every other participant watches the one just
+ * before it (a change wakes one participant). Its nodes are never written: no grant by write, no
+ * poke (a write would use up Curator's one-shot watch on a latch node without a new listing).
+ */
+export const electionDriver: LockDriver = ownDriver(ENTRY_KIND.election, (queue, mine) => {
+  for (const entry of queue.slice(0, mine)) {
+    if (entry.kind !== ENTRY_KIND.election) {
+      throw new QueueConflictError(
+        `it is in use as a ${entry.kind === ENTRY_KIND.semaphore ? 'semaphore' : 'lock'} (node ${entry.name}); a name is either an election or a lock`,
+        'Use another group name for the election.',
+      );
+    }
+  }
+  return mine === 0 ? { granted: true } : { granted: false, watch: [queue[mine - 1]!] };
+});

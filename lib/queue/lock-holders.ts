@@ -5,7 +5,7 @@
  *
  * - Ours: each entry holds when its own lock type's driver grants it (lock-driver.ts); a
  *   downgraded write still at the head holds together with its read.
- * - Curator's `InterProcessMutex`: the first node in Curator's order. Its
+ * - Curator's `InterProcessMutex` and `LeaderLatch`: the first node in Curator's order. Its
  *   `InterProcessReadWriteLock`: the first node when it is a write, else every read before the
  *   first write; a downgrade read and its write (same sequence) hold together.
  * - kazoo: the reads before the first `__lock__` node, or that node when it is first. Right after
@@ -14,9 +14,9 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 import { QueueConflictError } from '../zookeeper/zk-errors.js';
-import { curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from './foreign-drivers.js';
-import { downgradeReadDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, WRITE_KINDS, writeDriver } from './lock-driver.js';
-import type { LockLayout } from './layouts.js';
+import { curatorLatchDriver, curatorMutexDriver, curatorReadDriver, kazooWriteDriver } from './foreign-drivers.js';
+import { downgradeReadDriver, electionDriver, exclusiveDriver, type LockDriver, readDriver, semaphoreDriver, WRITE_KINDS, writeDriver } from './lock-driver.js';
+import { type LockLayout, styleOf } from './layouts.js';
 import { ENTRY_KIND, type QueueEntry, SEQUENCE_DIGITS, sortQueue } from './queue-entry.js';
 
 /** A lock's queue in its layout's order, and which of its entries hold now. */
@@ -41,6 +41,10 @@ export interface LockHolders {
 export function lockHolders(children: readonly string[], layout: LockLayout, strict = true): LockHolders {
   if (layout === 'nestjs-zk-lock') return ownHolders(sortQueue(children, strict));
   if (layout === 'kazoo') return kazooHolders(kazooWriteDriver.order(children));
+  if (children.some((name) => styleOf(name) === 'curator-latch')) {
+    const queue = curatorLatchDriver.order(children);
+    return { queue, holders: queue.slice(0, 1), mayHold: [] };
+  }
   const readWrite = children.some((name) => name.includes(CURATOR_READ) || name.includes(CURATOR_WRITE));
   return curatorHolders(readWrite ? curatorReadDriver.order(children) : curatorMutexDriver.order(children), readWrite);
 }
@@ -95,6 +99,8 @@ function ownDriverOf(entry: QueueEntry): LockDriver {
       return downgradeReadDriver;
     case ENTRY_KIND.semaphore:
       return semaphoreDriver(entry.permits ?? 1);
+    case ENTRY_KIND.election:
+      return electionDriver;
     default:
       return exclusiveDriver;
   }

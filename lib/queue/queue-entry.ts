@@ -25,6 +25,8 @@ export const ENTRY_KIND = {
   read: 'r',
   downgradeRead: 'd',
   semaphore: 's',
+  /** A participant of a leader election: the head leads (recipes/candidacy.ts). Never written. */
+  election: 'e',
 } as const;
 export type EntryKind = (typeof ENTRY_KIND)[keyof typeof ENTRY_KIND];
 
@@ -85,10 +87,13 @@ export function refuseForeign(name: string, own: NodeStyle): void {
   const style = styleOf(name);
   if (style === undefined || style === own) return;
   const sameLayout = style.startsWith('curator') && own.startsWith('curator');
+  const election = style === 'curator-latch' || own === 'curator-latch';
   throw new QueueConflictError(
-    `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this lock's`,
-    sameLayout
-      ? "Curator's mutex (mode 'exclusive') and its read/write lock (modes 'read', 'write') do not see each other's nodes: use one of them on a path."
-      : 'Give every client of the path the same layout (or use another path).',
+    `its path holds ${styleAdvice(style)} nodes (${name}), which do not exclude this ${own === 'curator-latch' ? "election's" : "lock's"}`,
+    election
+      ? 'A path is either a LeaderLatch election or a lock: use another path for one of them.'
+      : sameLayout
+        ? "Curator's mutex (mode 'exclusive') and its read/write lock (modes 'read', 'write') do not see each other's nodes: use one of them on a path."
+        : 'Give every client of the path the same layout (or use another path).',
   );
 }

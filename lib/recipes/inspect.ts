@@ -36,6 +36,7 @@ const MODES: Record<string, LockNodeMode> = {
   [ENTRY_KIND.read]: 'read',
   [ENTRY_KIND.downgradeRead]: 'downgraded-read',
   [ENTRY_KIND.semaphore]: 'semaphore',
+  [ENTRY_KIND.election]: 'election',
 };
 
 /**
@@ -93,5 +94,6 @@ function simpleLock(none: LockInspection, own: NodeData): LockInspection {
  */
 function foreignModes(queue: readonly QueueEntry[]): (kind: string) => LockNodeMode {
   const readers = queue.some((entry) => entry.kind === ENTRY_KIND.read);
-  return (kind) => (kind === ENTRY_KIND.read ? 'read' : kind === ENTRY_KIND.write && readers ? 'write' : 'exclusive');
+  return (kind) =>
+    kind === ENTRY_KIND.election ? 'election' : kind === ENTRY_KIND.read ? 'read' : kind === ENTRY_KIND.write && readers ? 'write' : 'exclusive';
 }

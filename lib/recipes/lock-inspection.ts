@@ -2,8 +2,8 @@
 import type { LockLayout } from '../queue/layouts.js';
 import type { NodeData } from '../zookeeper/zk-session-api.js';
 
-/** How a lock node holds or waits. */
-export type LockNodeMode = 'exclusive' | 'read' | 'write' | 'downgraded-read' | 'semaphore' | 'simple';
+/** How a lock node holds or waits; `'election'`: a participant of a leader election (its holder leads). */
+export type LockNodeMode = 'exclusive' | 'read' | 'write' | 'downgraded-read' | 'semaphore' | 'simple' | 'election';
 
 /** One lock node, as read from ZooKeeper. */
 export interface LockNodeInfo {

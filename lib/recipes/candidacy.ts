@@ -1,0 +1,301 @@
+/**
+ * Leader election: leadership is holding the head of the group's fair queue while the session's
+ * lease runs. A leader is exactly an exclusive lock's holder, so it is told before anyone else can
+ * lead (the lease), and each term has a fencing token above every earlier one. A candidacy waits
+ * in the queue, leads, and when the term ends (lost, resigned) queues again, in a fresh session
+ * when the old one ended, until it is closed.
+ *
+ * Needs no Nest: `new Candidacy(connection, 'relay').leadership()`.
+ *
+ * Error handling: a term that is lost ends with `signal` aborting (LeadershipLostError); the
+ * candidacy queues again by itself. Failures that retrying cannot cure (the group's path is used
+ * by a lock, ZooKeeper's history went back, an ACL refuses us) end the candidacy: `leadership()`
+ * rejects with that error and `state` is `'failed'`. Others (a create refused while connecting) are
+ * reported to `onBackgroundError` and retried.
+ */
+import { hostname } from 'node:os';
+import { ElectionClosedError, IncompatibleLockError, InvalidOptionsError, LockAbortedError, LockOperationError, ZkRollbackError } from '../errors.js';
+import { electionDriver, type LockDriver } from '../queue/lock-driver.js';
+import { curatorLatchDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
+import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
+import { lockHolders } from '../queue/lock-holders.js';
+import type { SessionSource } from '../queue/queue.types.js';
+import { readChildren, readNode } from '../zookeeper/session-retry.js';
+import { LeaderTerm, type LeaderHandle, type TermEnd } from './leader-handle.js';
+import { parseData } from './lock-inspection.js';
+import { QueueLock } from './queue-lock.js';
+import { MAX_NODE_DATA_BYTES, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+
+/** Options of one participant of an election. */
+export interface CandidacyOptions {
+  /**
+   * This participant's id, stored in its node: what `leader()` and `participants()` return, and
+   * what Curator's `getParticipants()` and kazoo's `contenders()` show.
+   * @default `<hostname>:<pid>`
+   */
+  id?: string;
+  /**
+   * Whose election recipe the nodes follow: this library's own, Curator's `LeaderLatch`
+   * (`_c_<uuid>-latch-<seq>`) or kazoo's `Election` (its lock's nodes), to share a group with Java
+   * or Python services. With `'curator'` or `'kazoo'`, give their path as `zkPath`.
+   * @default 'nestjs-zk-lock'
+   */
+  layout?: LockLayout;
+  /**
+   * The election's exact ZooKeeper path, instead of `<rootPath>/<encoded group>`; outside rootPath.
+   * @default undefined (`<rootPath>/<encoded group>`)
+   */
+  zkPath?: string;
+  /**
+   * How long a leader that gives up (resign, close, shutdown) waits for its work to stop
+   * (`LeaderTerm.stopsWith`) before its node is deleted and the next participant leads, in ms.
+   * @default 5000
+   */
+  stopGraceMs?: number;
+  /**
+   * How long to wait before queueing again after a failure that may pass (a refused create), in ms.
+   * @default 1000
+   */
+  retryDelayMs?: number;
+}
+
+/** Where a participant stands. */
+export type CandidacyState = 'following' | 'leading' | 'failed' | 'closed';
+
+/** A change of leadership, as `onChange` listeners hear it. */
+export interface LeadershipChange {
+  /** Whether this instance leads now. */
+  readonly leader: boolean;
+  /** The term's token: the new one when elected, the ended one otherwise. */
+  readonly fencingToken?: string;
+  /** Elected: how long this instance waited in the queue, in ms. */
+  readonly waitMs?: number;
+  /** Ended: how long the term lasted, in ms. */
+  readonly leadMs?: number;
+  /** Ended: why (the LeadershipLostError's `end` and `reason` say more). */
+  readonly error?: Error;
+}
+
+const DEFAULT_STOP_GRACE_MS = 5000;
+
+/** The driver for each layout's election recipe (kazoo's Election is its Lock). */
+const ELECTION_DRIVERS: Record<LockLayout, LockDriver> = {
+  'nestjs-zk-lock': electionDriver,
+  curator: curatorLatchDriver,
+  kazoo: kazooLockDriver,
+};
+
+/** One participant of one election: joins at once, leads in turn, queues again after each term. */
+export class Candidacy {
+  readonly group: string;
+  readonly id: string;
+  readonly layout: LockLayout;
+  /** The group's znode. */
+  readonly path: string;
+  private readonly runtime: RecipeRuntime;
+  private readonly recipe: QueueLock;
+  private readonly data: Buffer;
+  private readonly stopGraceMs: number;
+  private readonly retryDelayMs: number;
+  private readonly closing = new AbortController();
+  private term: LeaderTerm | undefined = undefined;
+  private failure: Error | undefined = undefined;
+  private closed = false;
+  private readonly waiting = new Set<{ resolve: (handle: LeaderHandle) => void; reject: (error: unknown) => void }>();
+  private readonly listeners = new Set<(change: LeadershipChange) => void>();
+  /** The loop: settles when the candidacy has left the queue for good. */
+  private readonly running: Promise<void>;
+
+  /**
+   * Joins the election at once.
+   * @throws InvalidResourceNameError for a group that cannot be a path; InvalidOptionsError for a
+   *   bad id, layout or zkPath.
+   */
+  constructor(source: SessionSource | RecipeRuntime, group: string, options: CandidacyOptions = {}, recipeOptions?: RecipeOptions) {
+    this.runtime = runtimeOf(source, recipeOptions);
+    this.layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;
+    this.path = this.runtime.pathFor(group, options.zkPath);
+    this.group = group;
+    this.id = validateId(options.id ?? `${hostname()}:${process.pid}`);
+    this.data = nodeData(this.id, this.layout);
+    this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.recipe = new QueueLock(this.runtime, ELECTION_DRIVERS[this.layout]);
+    this.running = this.run(options.zkPath);
+  }
+
+  get state(): CandidacyState {
+    if (this.closed) return 'closed';
+    if (this.failure) return 'failed';
+    return this.term ? 'leading' : 'following';
+  }
+
+  /** Why the candidacy ended, when `state` is `'failed'`. */
+  get error(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Whether this instance leads now: the term holds and its lease runs (read from the clock). */
+  isLeader(): boolean {
+    return this.term?.isHeld() ?? false;
+  }
+
+  /** The current term, when this instance leads. */
+  get current(): LeaderHandle | undefined {
+    return this.term && !this.term.signal.aborted ? this.term : undefined;
+  }
+
+  /**
+   * Resolves with the term once this instance leads (at once when it does).
+   * @throws ElectionClosedError after close; the candidacy's error once it failed.
+   */
+  leadership(): Promise<LeaderHandle> {
+    const current = this.current;
+    if (current) return Promise.resolve(current);
+    if (this.closed) return Promise.reject(new ElectionClosedError(this.group));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.waiting.add({ resolve, reject }));
+  }
+
+  /** Listens to changes of this instance's leadership; returns the function that stops listening. */
+  onChange(listener: (change: LeadershipChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The ids of the participants in queue order, the leader first (read from ZooKeeper). */
+  async participants(signal?: AbortSignal): Promise<string[]> {
+    const session = await this.runtime.sessions.session(signal);
+    const { children } = await readChildren(session, this.path, signal);
+    const { queue } = lockHolders(children, this.layout, false);
+    const nodes = await Promise.all(queue.map((entry) => readNode(session, `${this.path}/${entry.name}`, signal)));
+    return nodes.flatMap((node) => (node ? [idOfData(node.data)] : []));
+  }
+
+  /** The current leader's id, or undefined when nobody leads (read from ZooKeeper). */
+  async leader(signal?: AbortSignal): Promise<string | undefined> {
+    return (await this.participants(signal))[0];
+  }
+
+  /**
+   * Gives leadership up and queues again at the back: `signal` aborts, the leader's work gets up to
+   * stopGraceMs to stop, the node is deleted. Resolves true once done; false when this instance did
+   * not lead (nothing changes).
+   */
+  async resign(): Promise<boolean> {
+    const { term } = this;
+    if (!term || term.signal.aborted) return false;
+    await term.giveUp('resigned');
+    return true;
+  }
+
+  /**
+   * Leaves the election: a leader gives up as in `resign`, a follower's node is deleted. Resolves
+   * once this participant's node is gone. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      await this.term?.giveUp('left');
+      this.closing.abort(new ElectionClosedError(this.group));
+      this.settleWaiting(new ElectionClosedError(this.group));
+    }
+    await this.running;
+  }
+
+  private async run(zkPath: string | undefined): Promise<void> {
+    while (!this.closed) {
+      const queuedAt = performance.now();
+      let term: LeaderTerm;
+      try {
+        const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal });
+        term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs);
+      } catch (error) {
+        if (this.closed) return;
+        if (isFinal(error)) return this.fail(error as Error);
+        this.runtime.remover.report(error);
+        await sleep(this.retryDelayMs, this.closing.signal);
+        continue;
+      }
+      this.term = term;
+      const electedAt = performance.now();
+      this.emit({ leader: true, fencingToken: term.fencingToken, waitMs: electedAt - queuedAt });
+      for (const waiter of this.takeWaiting()) waiter.resolve(term);
+      if (this.closed) await term.giveUp('left'); // closed while the grant was on its way
+      const ended: TermEnd = await term.ended;
+      this.term = undefined;
+      this.emit({ leader: false, fencingToken: term.fencingToken, leadMs: performance.now() - electedAt, error: ended.error });
+    }
+  }
+
+  private fail(error: Error): void {
+    this.failure = error;
+    this.settleWaiting(error);
+    this.emit({ leader: false, error });
+  }
+
+  private settleWaiting(error: Error): void {
+    for (const waiter of this.takeWaiting()) waiter.reject(error);
+  }
+
+  private takeWaiting(): { resolve: (handle: LeaderHandle) => void; reject: (error: unknown) => void }[] {
+    const all = [...this.waiting];
+    this.waiting.clear();
+    return all;
+  }
+
+  private emit(change: LeadershipChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.runtime.remover.report(error);
+      }
+    }
+  }
+}
+
+/** Errors a new attempt would meet again. */
+function isFinal(error: unknown): boolean {
+  return (
+    error instanceof IncompatibleLockError ||
+    error instanceof ZkRollbackError ||
+    error instanceof InvalidOptionsError ||
+    error instanceof LockAbortedError ||
+    (error instanceof LockOperationError && /ACL/.test(error.message))
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/** Our nodes store the lock's description (`{ host, pid, owner }`, the id as owner); Curator's and kazoo's the id itself. */
+function nodeData(id: string, layout: LockLayout): Buffer {
+  const data = Buffer.from(layout === DEFAULT_LAYOUT ? JSON.stringify({ host: hostname(), pid: process.pid, owner: id }) : id);
+  if (data.length > MAX_NODE_DATA_BYTES) {
+    throw new InvalidOptionsError('id', `is ${data.length} bytes in its node, and at most ${MAX_NODE_DATA_BYTES} fit (every participant reads it): use a shorter id`);
+  }
+  return data;
+}
+
+/** A participant's id from its node: our `owner`, or the whole text (Curator, kazoo). */
+function idOfData(data: Buffer): string {
+  const parsed = parseData(data.toString());
+  return typeof parsed === 'string' ? parsed : String(parsed.owner ?? '');
+}
+
+function validateId(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new InvalidOptionsError('id', `must be a non-empty string (it names this participant to the others), got ${JSON.stringify(id) ?? String(id)}`);
+  }
+  return id;
+}

@@ -1,0 +1,138 @@
+import { type LeadershipEnd, LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
+import type { GrantedLock } from './held-lock.js';
+import type { HeldLock } from './lock-handle.js';
+
+/** How a term ended, as the candidacy hears it. */
+export interface TermEnd {
+  readonly end: LeadershipEnd;
+  readonly error: LeadershipLostError;
+}
+
+/**
+ * One term of leadership: this instance leads the group until `signal` aborts. Read it like a held
+ * lock (`fencingToken`, `validUntil`, `isHeld`, `assertHeld`); `heldLock(group)` gives it inside a
+ * `@Leader` method.
+ */
+export interface LeaderHandle extends HeldLock {
+  /** The group led. Also `resource`. */
+  readonly group: string;
+  /** This participant's id, as stored in its node. */
+  readonly id: string;
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * A term over the lock that grants it (the head of the group's queue). Its own `signal` aborts
+ * before the node is touched: on a voluntary end (resign, close) the role is told first, given up to
+ * `graceMs` to stop (`stopsWith`), and only then is the node deleted, so the next leader starts
+ * after this one stopped. On a loss it aborts as the lock's signal does: before anyone else can lead.
+ */
+export class LeaderTerm implements LeaderHandle {
+  readonly resource: string;
+  readonly fencingToken: string;
+  /** Resolves once, when the term is over (after the node is deleted, for a voluntary end). */
+  readonly ended: Promise<TermEnd>;
+  private readonly controller = new AbortController();
+  private finish!: (end: TermEnd) => void;
+  private readonly roles: Promise<unknown>[] = [];
+  private ending = false;
+
+  constructor(
+    readonly group: string,
+    readonly id: string,
+    private readonly lock: GrantedLock,
+    private readonly graceMs: number,
+  ) {
+    this.resource = group;
+    this.fencingToken = lock.fencingToken;
+    this.ended = new Promise((resolve) => (this.finish = resolve));
+    // A node deleted by someone else ends the term at once (not first: that is outside the guarantee).
+    lock.watchForRelease('notify');
+    lock.signal.addEventListener('abort', () => this.lost(lock.signal.reason), { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Leadership is never released on request: resign instead. Never aborts. */
+  get releaseRequested(): AbortSignal {
+    return NEVER;
+  }
+
+  get validUntil(): number {
+    return this.controller.signal.aborted ? Number.NEGATIVE_INFINITY : this.lock.validUntil;
+  }
+
+  isHeld(): boolean {
+    return !this.controller.signal.aborted && this.lock.isHeld();
+  }
+
+  assertHeld(forMs = 0): void {
+    if (this.controller.signal.aborted) throw this.controller.signal.reason as LeadershipLostError;
+    try {
+      this.lock.assertHeld(forMs);
+    } catch (error) {
+      if (error instanceof LockNotHeldError || error instanceof LockLostError) {
+        throw new LeadershipLostError(this.group, this.fencingToken, leaseDetail(error), error instanceof LockLostError ? error.reason : 'session-ended', 'lost');
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The leader's work: a voluntary end waits for it to settle (at most graceMs) before the node is
+   * deleted. For `@OnLeadership` methods, which return a promise that settles once they stopped.
+   * @internal
+   */
+  stopsWith(role: Promise<unknown>): void {
+    this.roles.push(role.catch(() => undefined));
+  }
+
+  /**
+   * Gives leadership up: `signal` aborts, the role gets up to graceMs to stop, then the node is
+   * deleted. Resolves once the node is gone (or the session had ended meanwhile).
+   */
+  async giveUp(end: 'resigned' | 'left'): Promise<void> {
+    if (this.ending) return void (await this.ended);
+    this.ending = true;
+    const detail = end === 'resigned' ? 'this instance resigned' : 'this instance left the election';
+    const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'revoked', end);
+    this.controller.abort(error);
+    if (this.roles.length > 0) await settledWithin(this.roles, this.graceMs);
+    await this.lock.release().catch(() => undefined); // LockLostError: the session ended first, the node is gone either way
+    this.finish({ end, error });
+  }
+
+  private lost(reason: unknown): void {
+    if (this.ending) return;
+    this.ending = true;
+    const cause = reason instanceof LockLostError ? reason : undefined;
+    const error = new LeadershipLostError(
+      this.group,
+      this.fencingToken,
+      cause ? lossDetail(cause) : 'its ZooKeeper session ended',
+      cause?.reason ?? 'session-ended',
+      'lost',
+    );
+    this.controller.abort(error);
+    this.finish({ end: 'lost', error });
+  }
+}
+
+/** The lock's own explanation, without its advice about locks. */
+function lossDetail(error: LockLostError): string {
+  const match = /was lost: (.*)\. Another client/s.exec(error.message);
+  return match?.[1] ?? error.message;
+}
+
+function leaseDetail(error: Error): string {
+  return error instanceof LockLostError ? lossDetail(error) : 'it was released';
+}
+
+async function settledWithin(roles: readonly Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(roles), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,121 @@
+/**
+ * The election recipe on a real ZooKeeper: first come leads, a change wakes one participant, a lost
+ * term queues again with a higher token, resign goes to the back, close leaves, and a group is never
+ * both an election and a lock.
+ */
+import { describe, expect, it } from 'vitest';
+import { ElectionClosedError, IncompatibleLockError, InvalidOptionsError, LeadershipLostError, LockLostError } from '../../lib/errors.js';
+import { Candidacy } from '../../lib/recipes/candidacy.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { childrenOf, eventually, expireSession, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+
+describe('leader election on a real ZooKeeper', () => {
+  const zk = useZooKeeper();
+  const connect = useConnections(zk);
+
+  async function participants(count: number, rootPath: string, group = 'relay') {
+    const joined: Candidacy[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const connection = await connect(STEADY_SESSION);
+      const candidacy = new Candidacy(connection, group, { id: `p${i}` }, { rootPath });
+      joined.push(candidacy);
+      // Join in turn: each once its node is listed, so that the queue order is the join order.
+      await eventually(async () => (await childrenOf(connection, `${rootPath}/${group}`)).length === i + 1, { what: `p${i} to queue` });
+    }
+    return joined;
+  }
+
+  it('lets the first participant lead, lists the others in order, and hands over on close with a higher token', async () => {
+    const root = uniqueRoot('election-order');
+    const [a, b, c] = await participants(3, root);
+    const first = await a!.leadership();
+    expect(a!.isLeader()).toBe(true);
+    expect(b!.isLeader()).toBe(false);
+    expect(await c!.participants()).toEqual(['p0', 'p1', 'p2']);
+    expect(await c!.leader()).toBe('p0');
+    await a!.close();
+    expect(first.signal.aborted).toBe(true);
+    expect(first.signal.reason).toBeInstanceOf(LeadershipLostError);
+    expect((first.signal.reason as LeadershipLostError).end).toBe('left');
+    const second = await b!.leadership();
+    expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
+    expect(c!.isLeader()).toBe(false);
+    expect(await c!.participants()).toEqual(['p1', 'p2']);
+    await expect(a!.leadership()).rejects.toBeInstanceOf(ElectionClosedError);
+    await Promise.all([b!.close(), c!.close()]);
+    expect(await childrenOf((await connect()), `${root}/relay`)).toEqual([]);
+  });
+
+  it('sends a resigning leader to the back of the queue, its signal aborted before the next one leads', async () => {
+    const root = uniqueRoot('election-resign');
+    const [a, b] = await participants(2, root);
+    const first = await a!.leadership();
+    let abortedBeforeNext = false;
+    const next = b!.leadership().then((handle) => {
+      abortedBeforeNext = first.signal.aborted;
+      return handle;
+    });
+    expect(await a!.resign()).toBe(true);
+    const second = await next;
+    expect(abortedBeforeNext).toBe(true);
+    expect(await b!.resign()).toBe(true);
+    const third = await a!.leadership();
+    expect(BigInt(third.fencingToken)).toBeGreaterThan(BigInt(second.fencingToken));
+    expect(await b!.resign()).toBe(false); // a follower: nothing changes
+    await Promise.all([a!.close(), b!.close()]);
+  });
+
+  it('waits for the leader\'s work to stop (stopsWith) before the next participant leads', async () => {
+    const root = uniqueRoot('election-role');
+    const [a, b] = await participants(2, root);
+    const term = await a!.leadership();
+    let stopped = false;
+    const role = new Promise<void>((resolve) => term.signal.addEventListener('abort', () => setTimeout(() => ((stopped = true), resolve()), 300)));
+    (term as unknown as { stopsWith(p: Promise<unknown>): void }).stopsWith(role);
+    const next = b!.leadership().then(() => stopped);
+    await a!.resign();
+    expect(await next).toBe(true);
+    await Promise.all([a!.close(), b!.close()]);
+  });
+
+  it('queues again after its session expires, and leads again with a higher token', async () => {
+    const root = uniqueRoot('election-expire');
+    const connection = await connect(STEADY_SESSION);
+    const solo = new Candidacy(connection, 'relay', { id: 'solo' }, { rootPath: root });
+    const changes: boolean[] = [];
+    solo.onChange((change) => changes.push(change.leader));
+    const first = await solo.leadership();
+    await expireSession(connection);
+    await eventually(() => first.signal.aborted, { what: 'the term to end' });
+    expect(first.signal.reason).toBeInstanceOf(LockLostError);
+    expect((first.signal.reason as LeadershipLostError).end).toBe('lost');
+    expect(() => first.assertHeld()).toThrow(LeadershipLostError);
+    const second = await solo.leadership();
+    expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
+    expect(changes).toEqual([true, false, true]);
+    await solo.close();
+  });
+
+  it('refuses a group that is a lock, and a lock on a group that is an election', async () => {
+    const root = uniqueRoot('election-refuse');
+    const connection = await connect(STEADY_SESSION);
+    const lock = new FairLock(connection, { rootPath: root });
+    const held = await lock.acquire('jobs');
+    const candidacy = new Candidacy(connection, 'jobs', { id: 'x' }, { rootPath: root });
+    await expect(candidacy.leadership()).rejects.toThrow(IncompatibleLockError);
+    expect(candidacy.state).toBe('failed');
+    await held.release();
+    await candidacy.close();
+    const elected = new Candidacy(connection, 'relay', { id: 'y' }, { rootPath: root });
+    await elected.leadership();
+    await expect(lock.acquire('relay', { waitTimeoutMs: 2000 })).rejects.toThrow(/in use as a leader election/);
+    await elected.close();
+    expect(await childrenOf(connection, `${root}/relay`)).toEqual([]);
+  });
+
+  it('refuses an empty id and one too long for its node, at once', async () => {
+    const connection = await connect();
+    expect(() => new Candidacy(connection, 'g', { id: '' })).toThrow(InvalidOptionsError);
+    expect(() => new Candidacy(connection, 'g', { id: 'x'.repeat(2000) })).toThrow(/at most 1024 fit/);
+  });
+});
