@@ -8,6 +8,10 @@ export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKindOptions } from './recipes/lock-kind.js';
 export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
+// Leader election: LockService.elect, @Leader, @OnLeadership.
+export { Election } from './service/election.js';
+export type { ElectOptions, ElectionChange } from './service/election.js';
+export type { LeaderHandle } from './recipes/leader-handle.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
   LockEvent,
@@ -24,7 +28,10 @@ export type {
   LockSkippedEvent,
   LockSkipReason,
   LockConnectionEvent,
+  LockElectedEvent,
+  LockRevokedEvent,
   LockSessionInfo,
+  ElectionInfo,
 } from './events/lock-event-types.js';
 export { describeLockEvent } from './events/lock-event-logger.js';
 export type { LockEventLogLevel } from './events/lock-event-logger.js';
@@ -52,8 +59,10 @@ export {
   LockOperationError,
   IncompatibleLockError,
   LockUpgradeError,
+  LeadershipLostError,
+  ElectionClosedError,
 } from './errors.js';
-export type { LockLossReason } from './errors.js';
+export type { LockLossReason, LeadershipEnd } from './errors.js';
 // Without Nest: the connection and the recipe, usable with plain `new`.
 export { ZkConnection } from './zookeeper/zk-connection.js';
 export type { ZkConnectionOptions } from './zookeeper/zk-connection.options.js';
@@ -69,6 +78,8 @@ export { Semaphore } from './recipes/semaphore.js';
 export { MAX_PERMITS } from './recipes/lock-kind.js';
 export { SimpleLock } from './recipes/simple-lock.js';
 export { CohortLock } from './recipes/cohort-lock.js';
+export { Candidacy } from './recipes/candidacy.js';
+export type { CandidacyOptions, CandidacyState, LeadershipChange } from './recipes/candidacy.js';
 export type { CohortOptions } from './recipes/cohort-lock.js';
 export { MAX_NODE_DATA_BYTES } from './recipes/recipe-runtime.js';
 export type { RecipeOptions, RecipeAcquireOptions, LockRecipe } from './recipes/recipe-runtime.js';

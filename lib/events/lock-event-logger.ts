@@ -27,7 +27,7 @@ export function logLockEvents(
   level: LockEventLogLevel,
 ): Subscription {
   return events$.subscribe((event) => {
-    if (event.type === 'lost') logger.warn(describeLockEvent(event));
+    if (event.type === 'lost' || (event.type === 'revoked' && event.end === 'lost')) logger.warn(describeLockEvent(event));
     else if (event.type !== 'connection' || event.state !== 'lost') logger[level](describeLockEvent(event));
   });
 }
@@ -56,7 +56,13 @@ export function describeLockEvent(event: LockEvent): string {
     case 'skipped':
       return event.reason === 'busy'
         ? `Skipped a run: ${lockOf(event)} is busy`
-        : `Skipped a run: this tick already ran under ${lockOf(event)}`;
+        : event.reason === 'not-leader'
+          ? `Skipped a run: this instance does not lead "${event.resource}"`
+          : `Skipped a run: this tick already ran under ${lockOf(event)}`;
+    case 'elected':
+      return `Elected leader of "${event.group}" as ${event.participantId} after ${ms(event.waitMs)}, fencing token ${event.fencingToken}`;
+    case 'revoked':
+      return `${event.error.message} (led ${ms(event.leadMs)})`;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { LockLossReason, LockLostError } from '../errors.js';
+import type { LeadershipEnd, LeadershipLostError, LockLossReason, LockLostError } from '../errors.js';
 import type { LockMode } from '../recipes/lock-kind.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 
@@ -104,9 +104,11 @@ export interface LockConnectionEvent {
   readonly timestamp: number;
 }
 
-/** Everything `LockService.events$` emits; switch on `type`. */
-/** Why a run was skipped: its lock was busy, or its scheduled tick already ran on some instance. */
-export type LockSkipReason = 'busy' | 'ran-this-tick';
+/**
+ * Why a run was skipped: its lock was busy, its scheduled tick already ran on some instance, or
+ * (`@Leader`) this instance does not lead its group.
+ */
+export type LockSkipReason = 'busy' | 'ran-this-tick' | 'not-leader';
 
 /**
  * A run was skipped: a `@DistributedLock` method with `onBusy: 'skip'` found its lock busy, or a
@@ -118,6 +120,40 @@ export interface LockSkippedEvent extends LockEventTarget {
   readonly reason: LockSkipReason;
 }
 
+/** This instance became the leader of an election's group (LockService.elect, @Leader, @OnLeadership). */
+export interface LockElectedEvent {
+  readonly type: 'elected';
+  readonly group: string;
+  /** This participant's id, as stored in its node. */
+  readonly participantId: string;
+  /** The term's token: above every earlier term's of the group. */
+  readonly fencingToken: string;
+  /** How long this instance waited in the queue, in ms (fractional). */
+  readonly waitMs: number;
+  /** In ms since the epoch. */
+  readonly timestamp: number;
+}
+
+/**
+ * This instance's term of leadership ended: lost as a lock is lost, or given up (resign, close,
+ * shutdown). Its `signal` had aborted with `error` before this event.
+ */
+export interface LockRevokedEvent {
+  readonly type: 'revoked';
+  readonly group: string;
+  readonly participantId: string;
+  readonly fencingToken: string;
+  /** How long this instance led, in ms (fractional). */
+  readonly leadMs: number;
+  /** `lost`, `resigned` or `left`. */
+  readonly end: LeadershipEnd;
+  /** How: the lock's loss reason, or `revoked` when given up. */
+  readonly reason: LockLossReason;
+  readonly error: LeadershipLostError;
+  readonly timestamp: number;
+}
+
+/** Everything `LockService.events$` emits; switch on `type`. */
 export type LockEvent =
   | LockRequestedEvent
   | LockAcquiredEvent
@@ -128,6 +164,8 @@ export type LockEvent =
   | LockLostEvent
   | LockReleaseRequestedEvent
   | LockSkippedEvent
+  | LockElectedEvent
+  | LockRevokedEvent
   | LockConnectionEvent;
 
 export type LockEventType = LockEvent['type'];
@@ -148,4 +186,17 @@ export interface LockSessionInfo {
   readonly tls: boolean;
   /** Locks this LockService holds through ZooKeeper right now (reentrant joins not counted). */
   readonly heldLocks: number;
+  /** The elections this LockService takes part in (LockService.elect, @Leader, @OnLeadership). */
+  readonly elections: readonly ElectionInfo[];
+}
+
+/** One election this instance takes part in, as health checks and metrics report it. */
+export interface ElectionInfo {
+  readonly group: string;
+  /** This participant's id. */
+  readonly id: string;
+  /** `failed`: it stopped for an error that retrying cannot cure (the group is a lock, say); see the log. */
+  readonly state: 'leading' | 'following' | 'failed';
+  /** The current term's token, while leading. */
+  readonly fencingToken?: string;
 }

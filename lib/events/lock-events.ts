@@ -1,6 +1,6 @@
 import { Observable, Subject } from 'rxjs';
 import { ReentrantHandle } from '../context/lock-context.js';
-import { LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
+import { type LeadershipLostError, LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
@@ -57,6 +57,17 @@ export class LockEvents {
     const event: LockSkippedEvent = { type: 'skipped', resource, mode: eventModeOf(kind), permits: kind.permits, owner, reason, timestamp: Date.now() };
     if (this.watched) this.emit(event);
     return event;
+  }
+
+  /** This instance leads `group` now (see LockElectedEvent). */
+  elected(group: string, participantId: string, fencingToken: string, waitMs: number): void {
+    if (this.watched) this.emit({ type: 'elected', group, participantId, fencingToken, waitMs, timestamp: Date.now() });
+  }
+
+  /** This instance's term of leadership of `group` ended (see LockRevokedEvent). */
+  revoked(group: string, participantId: string, leadMs: number, error: LeadershipLostError): void {
+    if (!this.watched) return;
+    this.emit({ type: 'revoked', group, participantId, fencingToken: error.fencingToken, leadMs, end: error.end, reason: error.reason, error, timestamp: Date.now() });
   }
 
   /**

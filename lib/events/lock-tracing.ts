@@ -22,6 +22,13 @@ function spanEventOf(event: LockEvent): { name: string; attributes: OtelAttribut
   switch (event.type) {
     case 'skipped':
       return { name: 'lock.skipped', attributes: { 'lock.resource': event.resource, 'lock.mode': event.mode, 'lock.skip_reason': event.reason } };
+    case 'elected':
+      return { name: 'lock.elected', attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.fencing_token': event.fencingToken } };
+    case 'revoked':
+      return {
+        name: 'lock.revoked',
+        attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.leadership_end': event.end, 'lock.loss_reason': event.reason },
+      };
     default:
       return undefined;
   }

@@ -49,6 +49,7 @@ export class ZkLockHealthIndicator {
       heldLocks: info.heldLocks,
       addon: info.addon,
       tls: info.tls,
+      elections: info.elections,
     };
     const up = info.state === 'connected' || (info.state === 'suspended' && !options.downWhenSuspended);
     return up ? indicator.up(details) : indicator.down(details);

@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
-import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
+import type { LockElectedEvent, LockEvent, LockRevokedEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 
 /** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */
@@ -89,8 +89,10 @@ export class LockMetrics {
   private readonly failures = new Counter('lock_failures_total', 'Acquires that failed with an error, by error name.');
   private readonly lost = new Counter('lock_lost_total', 'Held locks lost (session expired or lost, or taken away at shutdown).');
   private readonly skipped = new Counter('lock_skipped_total', 'Runs skipped: their lock was busy, or their scheduled tick already ran (by reason).');
-  private readonly skippedByReason: Record<LockSkipReason, number> = { busy: 0, 'ran-this-tick': 0 };
+  private readonly skippedByReason: Record<LockSkipReason, number> = { busy: 0, 'ran-this-tick': 0, 'not-leader': 0 };
   private readonly sessionsLost = new Counter('zk_session_lost_total', 'ZooKeeper sessions lost.', false);
+  private readonly elected = new Counter('lock_leadership_elected_total', 'Terms of leadership this instance began (by group).');
+  private readonly revoked = new Counter('lock_leadership_revoked_total', 'Terms of leadership that ended: lost, resigned or left (by group and end).');
   private readonly failuresByName = new Map<string, number>();
   private readonly wait: Histogram;
   private readonly hold: Histogram;
@@ -122,6 +124,7 @@ export class LockMetrics {
       this.lastState = event.state === 'reconnected' ? 'connected' : event.state === 'lost' ? 'connecting' : event.state;
       return;
     }
+    if (event.type === 'elected' || event.type === 'revoked') return this.recordLeadership(event);
     const mode = `mode="${event.mode}"`;
     switch (event.type) {
       case 'acquired':
@@ -156,6 +159,12 @@ export class LockMetrics {
     }
   }
 
+  private recordLeadership(event: LockElectedEvent | LockRevokedEvent): void {
+    const group = `group="${escapeLabel(event.group)}"`;
+    if (event.type === 'elected') this.elected.inc(group);
+    else this.revoked.inc(`${group},end="${event.end}"`);
+  }
+
   snapshot(): LockMetricsSnapshot {
     const live = this.source?.sessionInfo();
     return {
@@ -179,7 +188,7 @@ export class LockMetrics {
   prometheus(): string {
     const live = this.source?.sessionInfo();
     const lines: string[] = [];
-    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.skipped, this.sessionsLost]) {
+    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.skipped, this.sessionsLost, this.elected, this.revoked]) {
       counter.write(lines, this.prefix);
     }
     this.wait.write(lines, this.prefix);
@@ -187,6 +196,12 @@ export class LockMetrics {
     if (live) {
       header(lines, `${this.prefix}lock_held`, 'Locks the LockService holds through ZooKeeper now.', 'gauge');
       lines.push(`${this.prefix}lock_held ${live.heldLocks}`);
+      if (live.elections.length > 0) {
+        header(lines, `${this.prefix}lock_leader`, 'Whether this instance leads the group now: 1 or 0.', 'gauge');
+        for (const election of live.elections) {
+          lines.push(`${this.prefix}lock_leader{group="${escapeLabel(election.group)}"} ${election.state === 'leading' ? 1 : 0}`);
+        }
+      }
     }
     const state = live ? gaugeState(live.state) : this.lastState;
     if (state) {

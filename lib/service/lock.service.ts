@@ -45,6 +45,8 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import { ZkConnection } from '../zookeeper/zk-connection.js';
 import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
 import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
+import type { Election, ElectOptions } from './election.js';
+import { ElectionRegistry } from './election-registry.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
@@ -78,6 +80,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   private readonly holds = new MinimumHolds((error) => this.logger.warn(`Releasing a lock after its minimum hold failed: ${String(error)}`));
   /** Whether lock events are logged (a skipped run is logged at debug level when they are not). */
   private readonly logsEvents: boolean;
+  /** The elections this service takes part in. */
+  private readonly elections: ElectionRegistry;
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
     if (options === null || typeof options !== 'object') {
@@ -108,6 +112,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
     this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
+    this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs);
     this.reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     this.logsEvents = logLevel !== undefined;
@@ -149,7 +154,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.holds.releaseAll(); // a minimum hold is not a holder still running: it gets no grace
-    await this.shutdown.begin();
+    // Leaders are told first; their work gets the same grace as the holders' before their nodes go.
+    await Promise.all([this.elections.closeAll(), this.shutdown.begin()]);
   }
 
   /**
@@ -161,6 +167,21 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     if (this.ownsConnection) this.connection.close();
     // A supplied connection outlives this service: stop listening to it.
     for (const stop of this.detach.splice(0)) stop();
+  }
+
+  /**
+   * Joins the election of `group` (at once) and returns this instance's part in it: it leads when
+   * first in line, is told before anyone else can lead when it loses (its term's `signal` aborts),
+   * and queues again by itself after each term until `close()` or shutdown. The same group with
+   * the same options returns the same Election.
+   * @throws InvalidResourceNameError for a group that cannot be a path; InvalidOptionsError for an
+   *   empty id, one too long for its node, or a group joined before with other options;
+   *   LockServiceClosedError once shutdown has begun.
+   */
+  elect(group: string, options: ElectOptions = {}): Election {
+    this.shutdown.assertOpen(group);
+    const layout = validateLayout(options.layout) ?? this.defaults.layout;
+    return this.elections.elect(group, { ...options, layout });
   }
 
   /**
@@ -265,13 +286,17 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
    * With several held (a write and its downgraded read), the write comes first. A lock taken with a
    * layout or zkPath is found by its resource label too (or by the same `placement`, when one label
-   * names several locks).
+   * names several locks). For an election group this instance leads: the term's LeaderHandle.
    */
   heldLock(resource: string, placement: LockPlacement = {}): HeldLock | undefined {
     const layout = validateLayout(placement.layout) ?? this.defaults.layout;
     const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
     const context = currentLockContext();
-    return this.reentrantLocks.held(context, lockIdOf(resource, layout, zkPath)) ?? this.reentrantLocks.heldByLabel(context, resource, zkPath);
+    return (
+      this.reentrantLocks.held(context, lockIdOf(resource, layout, zkPath)) ??
+      this.reentrantLocks.heldByLabel(context, resource, zkPath) ??
+      this.elections.leadership(resource)
+    );
   }
 
   /**
@@ -372,12 +397,14 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       addon: this.connection.addon,
       tls: this.connection.tls,
       heldLocks: this.shutdown.heldCount,
+      elections: this.elections.info(),
     };
   }
 
   private acquireByPolicy(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
     return rejectOnThrow(() => {
       const request = this.requestOf(resource, options, options);
+      this.elections.assertNotElection(resource, request.zkPath);
       return this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireRequest(withOwner(request, owner), tryOnly));
     });
   }
@@ -421,6 +448,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       if (seen && (seen.request.slot !== request.slot || seen.request.kind.permits !== request.kind.permits)) {
         throw new InvalidOptionsError('resources', `"${resource}" is asked for twice, with different modes or permits`);
       }
+      this.elections.assertNotElection(resource, request.zkPath);
       byLock.set(request.lockId, { request, path: this.recipes.runtime.pathFor(resource, request.zkPath) });
     }
     return [...byLock.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(({ request }) => request);

@@ -1,0 +1,88 @@
+import { IncompatibleLockError, InvalidOptionsError } from '../errors.js';
+import type { ElectionInfo } from '../events/lock-event-types.js';
+import type { LockEvents } from '../events/lock-events.js';
+import type { LockLayout } from '../queue/layouts.js';
+import type { LeaderHandle } from '../recipes/leader-handle.js';
+import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
+import { Election, type ElectOptions } from './election.js';
+
+/**
+ * The elections of one LockService: one per group path, so that `elect` with the same options
+ * returns the same Election; a path that is an election here is refused as a lock at once. Left
+ * at shutdown.
+ */
+export class ElectionRegistry {
+  private readonly byPath = new Map<string, { election: Election; key: string }>();
+
+  constructor(
+    private readonly runtime: RecipeRuntime,
+    private readonly events: LockEvents,
+    private readonly defaultLayout: LockLayout,
+    private readonly stopGraceMs: number,
+  ) {}
+
+  get size(): number {
+    return this.byPath.size;
+  }
+
+  /**
+   * This service's Election of `group`: joined now, or the one joined before with the same options.
+   * @throws InvalidOptionsError when the group was joined with other options.
+   */
+  elect(group: string, options: ElectOptions): Election {
+    const layout = options.layout ?? this.defaultLayout;
+    const path = this.runtime.pathFor(group, options.zkPath);
+    const key = JSON.stringify([group, options.id ?? null, layout]);
+    const known = this.byPath.get(path);
+    if (known && known.election.state !== 'closed') {
+      if (known.key === key) return known.election;
+      throw new InvalidOptionsError(
+        'group',
+        `"${group}" (${path}) is already an election of this LockService, joined with another id or layout: ` +
+          'one instance takes part once per group; use the same options, or close the first election',
+      );
+    }
+    const election = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs }, this.events);
+    this.byPath.set(path, { election, key });
+    return election;
+  }
+
+  /**
+   * Refuses a lock on a path that is an election of this service (it would wait behind the
+   * participants forever, or lead nobody).
+   * @throws IncompatibleLockError
+   */
+  assertNotElection(resource: string, zkPath: string | undefined): void {
+    if (this.byPath.size === 0) return;
+    const known = this.byPath.get(this.runtime.pathFor(resource, zkPath));
+    if (known && known.election.state !== 'closed') {
+      throw new IncompatibleLockError(
+        resource,
+        'it is an election group of this LockService, not a lock',
+        'Use @Leader or heldLock(group) to act as its leader, or give the lock another name.',
+      );
+    }
+  }
+
+  /** The current term of `group` when this instance leads it (by group name, or its zkPath). */
+  leadership(group: string): LeaderHandle | undefined {
+    for (const { election } of this.byPath.values()) {
+      if (election.group === group) return election.current;
+    }
+    return undefined;
+  }
+
+  info(): ElectionInfo[] {
+    return [...this.byPath.values()].flatMap(({ election }) => {
+      const { state } = election;
+      if (state === 'closed') return [];
+      const current = election.current;
+      return [{ group: election.group, id: election.id, state, ...(current ? { fencingToken: current.fencingToken } : {}) }];
+    });
+  }
+
+  /** Leaves every election: leaders give up (their work gets stopGraceMs to stop), followers' nodes go. */
+  async closeAll(): Promise<void> {
+    await Promise.allSettled([...this.byPath.values()].map(({ election }) => election.close()));
+  }
+}
