@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ElectionClosedError, IncompatibleLockError, InvalidOptionsError, LeadershipLostError, LockLostError } from '../../lib/errors.js';
 import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
+import { startLockApp } from '../support/lock-app.js';
+import type { LockEvent } from '../../lib/index.js';
 import { childrenOf, eventually, expireSession, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 describe('leader election on a real ZooKeeper', () => {
@@ -117,5 +119,35 @@ describe('leader election on a real ZooKeeper', () => {
     const connection = await connect();
     expect(() => new Candidacy(connection, 'g', { id: '' })).toThrow(InvalidOptionsError);
     expect(() => new Candidacy(connection, 'g', { id: 'x'.repeat(2000) })).toThrow(/at most 1024 fit/);
+  });
+
+  it('LockService.elect: one Election per group, events, heldLock(group), the group refused as a lock, left at shutdown', async () => {
+    const rootPath = uniqueRoot('election-service');
+    const a = await startLockApp(zk, { rootPath, ...STEADY_SESSION, shutdownGraceMs: 2000 });
+    const b = await startLockApp(zk, { rootPath, ...STEADY_SESSION });
+    const events: LockEvent[] = [];
+    const subscription = a.locks.events$.subscribe((event) => events.push(event));
+    const ours = a.locks.elect('relay', { id: 'a' });
+    expect(a.locks.elect('relay', { id: 'a' })).toBe(ours);
+    expect(() => a.locks.elect('relay', { id: 'other' })).toThrow(InvalidOptionsError);
+    const term = await ours.leadership();
+    const theirs = b.locks.elect('relay', { id: 'b' });
+    const changes: boolean[] = [];
+    theirs.changes$.subscribe((change) => changes.push(change.leader));
+    await eventually(async () => (await theirs.participants()).length === 2, { what: 'b to queue' });
+    expect(await theirs.leader()).toBe('a');
+    expect(a.locks.heldLock('relay')).toBe(term);
+    expect(b.locks.heldLock('relay')).toBeUndefined();
+    await expect(a.locks.acquire('relay')).rejects.toThrow(IncompatibleLockError);
+    expect(a.locks.sessionInfo().elections).toEqual([{ group: 'relay', id: 'a', state: 'leading', fencingToken: term.fencingToken }]);
+    await a.application.close(); // shutdown leaves the election: the leader is told, then its node goes
+    expect(term.signal.aborted).toBe(true);
+    const next = await theirs.leadership();
+    expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(term.fencingToken));
+    expect(events.filter((event) => event.type !== 'connection').map((event) => event.type)).toEqual(['elected', 'revoked']);
+    expect(changes).toEqual([false, true]);
+    subscription.unsubscribe();
+    await b.application.close();
+    expect(changes).toEqual([false, true, false]);
   });
 });
