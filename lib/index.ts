@@ -12,6 +12,9 @@ export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
 export { Election } from './service/election.js';
 export type { ElectOptions, ElectionChange } from './service/election.js';
 export type { LeaderHandle } from './recipes/leader-handle.js';
+export { Leader } from './nest/leader.decorator.js';
+export { OnLeadership } from './nest/on-leadership.decorator.js';
+export type { LeaderOptions } from './nest/leader.options.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
   LockEvent,

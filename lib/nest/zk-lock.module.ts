@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { DistributedLockExplorer } from './distributed-lock.explorer.js';
+import { ElectionExplorer } from './election.explorer.js';
 import { DistributedLockInterceptor } from './distributed-lock.interceptor.js';
 import { LockBusyFilter } from './lock-busy.filter.js';
 import { LockService } from '../service/lock.service.js';
@@ -17,6 +18,7 @@ import { ZkLockConfigurableModule } from '../service/zk-lock.module-definition.j
   providers: [
     LockService,
     DistributedLockExplorer,
+    ElectionExplorer,
     { provide: APP_INTERCEPTOR, useClass: DistributedLockInterceptor },
     { provide: APP_FILTER, useClass: LockBusyFilter },
   ],

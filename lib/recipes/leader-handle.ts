@@ -18,6 +18,12 @@ export interface LeaderHandle extends HeldLock {
   readonly group: string;
   /** This participant's id, as stored in its node. */
   readonly id: string;
+  /**
+   * The leader's work: a voluntary end waits for it to settle (at most the grace) before the node
+   * is deleted. For @Leader and @OnLeadership.
+   * @internal
+   */
+  stopsWith?(role: Promise<unknown>): void;
 }
 
 const NEVER = new AbortController().signal;

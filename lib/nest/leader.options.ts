@@ -1,0 +1,59 @@
+import { InvalidOptionsError } from '../errors.js';
+import { type LockLayout, validateLayout } from '../queue/layouts.js';
+import { validateZkPath } from '../zookeeper/paths.js';
+
+/** Options of @Leader and @OnLeadership: where the group's election lives. */
+export interface LeaderOptions {
+  /**
+   * Whose election recipe the group's nodes follow (Curator's `LeaderLatch`, kazoo's `Election`),
+   * to share it with Java or Python services; give their path as `zkPath`.
+   * @default the module's `layout`
+   */
+  layout?: LockLayout;
+  /**
+   * The election's exact ZooKeeper path, instead of `<rootPath>/<encoded group>`; outside rootPath.
+   * @default undefined (`<rootPath>/<encoded group>`)
+   */
+  zkPath?: string;
+}
+
+/** What @Leader and @OnLeadership store on a method. */
+export interface LeaderSpec {
+  readonly group: string;
+  readonly options: LeaderOptions;
+  /** `Class.method`, for messages. */
+  readonly method: string;
+}
+
+const OPTION_NAMES: ReadonlySet<string> = new Set<keyof LeaderOptions>(['layout', 'zkPath']);
+
+/** Checks a decorator's group and options when the class is declared. */
+export function validateLeaderOptions(decorator: string, group: unknown, options: LeaderOptions): void {
+  if (typeof group !== 'string' || group.length === 0) {
+    throw new InvalidOptionsError(`${decorator} group`, 'must be a non-empty string: the name of the election');
+  }
+  if (options === null || typeof options !== 'object') throw new InvalidOptionsError(`${decorator} options`, 'must be an object');
+  const unknown = Object.keys(options).filter((key) => !OPTION_NAMES.has(key));
+  if (unknown.length > 0) {
+    throw new InvalidOptionsError(`${decorator} options`, `${unknown.join(', ')} is not an option; the options are ${[...OPTION_NAMES].join(', ')}`);
+  }
+  validateLayout(options.layout, `${decorator} layout`);
+  if (options.zkPath !== undefined) validateZkPath(options.zkPath);
+}
+
+/** Wraps a method where it is declared, keeping its name and every reflect-metadata key. */
+export function wrapMethod(
+  decorator: string,
+  key: string | symbol,
+  descriptor: PropertyDescriptor,
+  wrap: (original: (...args: unknown[]) => unknown) => (this: object, ...args: unknown[]) => unknown,
+): (...args: unknown[]) => unknown {
+  const original: unknown = descriptor.value;
+  if (typeof original !== 'function') throw new InvalidOptionsError(decorator, `can only decorate methods; ${String(key)} is not one`);
+  const wrapped = wrap(original as (...args: unknown[]) => unknown);
+  for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
+    Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapped);
+  }
+  Object.defineProperty(wrapped, 'name', { value: original.name });
+  return wrapped;
+}
