@@ -1,13 +1,13 @@
 /**
  * What Apache Curator (5.4, Debian bookworm) and kazoo (2.8) do to each other on one lock path, with
  * the real libraries: the facts the polyglot docs state, pinned so they stay true. No code of ours
- * takes a lock here; our ZooKeeper client only sets up and reads the server.
+ * takes a lock or leads here; our ZooKeeper client only sets up and reads the server.
  */
 import { describe, expect, it } from 'vitest';
 import { eventually, exists, fourLetterTo, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { usePeer, type PendingAcquire, type PeerWorker } from '../support/peers.js';
 
-describe('Curator and kazoo peers on one lock path', () => {
+describe('Curator and kazoo peers on one lock or election path', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk);
   const curator = usePeer('curator');
@@ -131,6 +131,95 @@ describe('Curator and kazoo peers on one lock path', () => {
     const runs = await Promise.all(workers.map(({ kind, worker }) => worker.increment(kind, paths, perWorker)));
     expect(runs.map((run) => run.overlaps)).toEqual([0, 0, 0, 0, 0, 0]);
     expect((await session.getData(paths.counter)).data.toString()).toBe(String(workers.length * perWorker));
+  });
+
+  /** The last segment of a node path. */
+  const nameOf = (node: string) => node.slice(node.lastIndexOf('/') + 1);
+
+  it('two Curator LeaderLatch workers on one path: the first leads, the second once the first unlatches', async () => {
+    const root = await lockRoot('latch');
+    const path = `${root}/lock`;
+    const inside = `${root}/inside`;
+    const connection = await connect();
+    const session = await connection.session();
+    const [a, b] = await Promise.all([javaWorker('j1'), javaWorker('j2')]);
+
+    const first = a.startLatch(path, { id: 'first', inside });
+    const firstNode = await first.queued;
+    // LeaderLatch creates `latch-` with protection: `_c_<uuid>-latch-<seq>`, its data the id.
+    expect(nameOf(firstNode)).toMatch(/^_c_[0-9a-f-]{36}-latch-\d{10}$/);
+    expect((await session.getData(firstNode)).data.toString()).toBe('first');
+    expect(await first.leader).toEqual({ overlap: false });
+    expect(await exists(connection, inside)).toBe(true);
+
+    const second = b.startLatch(path, { id: 'second', inside });
+    const secondNode = await second.queued;
+    expect(nameOf(secondNode)).toMatch(/^_c_[0-9a-f-]{36}-latch-\d{10}$/);
+    expect((await session.getData(secondNode)).data.toString()).toBe('second');
+    await watches(b, firstNode); // it has decided to wait: it watches the node before its own
+    expect(second.isLeader).toBe(false);
+    // getParticipants: in the latch's order, leader first (a fresh, unstarted LeaderLatch reads it).
+    expect(await b.participants(path)).toEqual(['first', 'second']);
+
+    // close(NOTIFY_LEADER): notLeader first; the node is deleted in the background, gone by UNLATCHED.
+    expect(await a.unlatch()).toEqual({ wasLeader: true });
+    expect(await exists(connection, firstNode)).toBe(false);
+    expect(await second.leader).toEqual({ overlap: false });
+    expect(await a.participants(path)).toEqual(['second']);
+    expect(await b.unlatch()).toEqual({ wasLeader: true });
+    expect(await exists(connection, inside)).toBe(false);
+    expect(await a.participants(path)).toEqual([]);
+  });
+
+  it("a kazoo Election's node is its Lock's `<hex>__lock__<seq>`, and contenders() lists ids in join order", async () => {
+    const path = `${await lockRoot('election')}/lock`;
+    const session = await (await connect()).session();
+    const workers = await Promise.all([pythonWorker('p1'), pythonWorker('p2'), pythonWorker('p3')]);
+    const ids = ['one', 'two', 'three'];
+    const pending = [];
+    for (const [i, worker] of workers.entries()) {
+      // Each joins once the one before it has its node: the join order is known.
+      const latch = worker.startLatch(path, { id: ids[i]! });
+      const node = await latch.queued;
+      expect(nameOf(node)).toMatch(/^[0-9a-f]{32}__lock__\d{10}$/);
+      expect((await session.getData(node)).data.toString()).toBe(ids[i]);
+      pending.push({ latch, node });
+    }
+    await pending[0]!.latch.leader;
+    await watches(workers[2]!, pending[1]!.node);
+    expect(pending.map(({ latch }) => latch.isLeader)).toEqual([true, false, false]);
+    expect(await workers[0]!.participants(path)).toEqual(['one', 'two', 'three']);
+
+    // A contender that is not leading leaves: cancel(); the next in line is unchanged.
+    expect(await workers[1]!.unlatch()).toEqual({ wasLeader: false });
+    await expect(pending[1]!.latch.leader).rejects.toThrow(/stopped waiting/);
+    expect(await workers[0]!.participants(path)).toEqual(['one', 'three']);
+    expect(await workers[0]!.unlatch()).toEqual({ wasLeader: true });
+    await pending[2]!.latch.leader;
+    expect(await workers[0]!.participants(path)).toEqual(['three']);
+  });
+
+  it('a Curator LeaderLatch and an InterProcessMutex on one path both lead / hold at once, whichever comes first', async () => {
+    const path = `${await lockRoot('latch-mutex')}/lock`;
+    const [a, b] = await Promise.all([javaWorker('j1'), javaWorker('j2')]);
+    // The latch sorts the mutex's `_c_…-lock-<seq>` by its whole name (no `latch-` in it), after its
+    // own sequence; the mutex sorts `_c_…-latch-<seq>` by its whole name (no `lock-`), after its own.
+    expect(await a.acquire('mutex', path)).toMatch(/\/_c_[0-9a-f-]{36}-lock-0000000000$/);
+    expect(nameOf(await b.lead(path, { id: 'latch' }))).toMatch(/-latch-0000000001$/);
+    await Promise.all([a.release(), b.unlatch()]);
+
+    await b.lead(path, { id: 'latch' });
+    expect(await a.tryAcquire('mutex', path)).toMatch(/-lock-\d{10}$/);
+  });
+
+  it("a kazoo Election does not see a Curator LeaderLatch's nodes: both lead on one path", async () => {
+    const path = `${await lockRoot('latch-election')}/lock`;
+    const [java, python] = await Promise.all([javaWorker('j1'), pythonWorker('p1')]);
+    // kazoo counts only children matching `__lock__\d{10}$`, so it leads alongside Curator's leader;
+    // Curator's leader, once it leads, watches nothing and is not told of kazoo's node.
+    await java.lead(path, { id: 'curator' });
+    await python.lead(path, { id: 'kazoo' });
+    expect(await python.participants(path)).toEqual(['kazoo']);
   });
 
   it('three Curator mutex workers queued one after another are granted in queue order', async () => {

@@ -16,8 +16,23 @@
  *        -> DONE <worker> <n>
  *   revoke <worker> <nodePath>   (Curator's Revoker.attemptRevoke: `__REVOKE__` data)  -> REVOKE-SENT <worker> <nodePath>
  *   cancel <worker>   (abandons a waiting acquire)      close <worker> -> CLOSED <worker>      quit -> BYE
+ *   latch <worker> <path> [id=X] [inside=P]   (leader election, one per worker: Curator LeaderLatch(client,
+ *        path, X); kazoo client.Election(path, X) run on a thread of its own; X defaults to "")
+ *        -> QUEUED <worker> <node>  (the latch's node, a path, once it exists: Curator's getOurPath(),
+ *           `<path>/_c_<uuid>-latch-<seq>`; kazoo's Lock node, `<path>/<hex>__lock__<seq>`)
+ *        later, unasked: LEADER <worker>  (isLeader / the leader function; with inside=, P is created
+ *           EPHEMERAL first, and a P another session holds -> OVERLAP <worker> <P> before LEADER)
+ *           NOT-LEADER <worker>  (notLeader / the leader function returning: on unlatch, or Curator's
+ *           notLeader on a suspended or lost connection)
+ *   unlatch <worker>   (deletes P if this latch created it and it is still this session's; Curator:
+ *        close(NOTIFY_LEADER); kazoo: cancel() and the leader function returns; a leader says NOT-LEADER
+ *        first; waits until the latch node is gone)  -> UNLATCHED <worker>
+ *   participants <worker> <path>   (a fresh LeaderLatch's getParticipants() / Election's contenders():
+ *        the ids in the library's order, leader first; `%`, `,`, spaces escaped as %XX; kazoo creates
+ *        a missing path)  -> PARTICIPANTS <worker> <id>,<id>,...
  * Unasked: REVOKE-REQUESTED <worker> <kind> <path> (a revocable Curator hold got `__REVOKE__`; with
- * revocable=release it then releases: RELEASED). Any failure: ERROR <worker | -> <message>.
+ * revocable=release it then releases: RELEASED); LEADER, NOT-LEADER, OVERLAP of a latch.
+ * Any failure: ERROR <worker | -> <message>.
  * A worker runs its commands in order (an acquire that waits holds up its later commands, except
  * revoke, cancel and close); different workers run at once.
  * Kinds: curator mutex | read | write | semaphore; kazoo lock | curator-lock | read | write | semaphore
@@ -83,22 +98,27 @@ export class PeerProcess {
     this.child.stdin.write(`${line}\n`);
   }
 
-  /** The first line, unread so far, that matches; waits for it. */
-  next(match: (line: PeerLine) => boolean, what: string, timeoutMs = REPLY_TIMEOUT_MS): Promise<PeerLine> {
+  /** The first line, unread so far, that matches; waits for it (`signal`: stops waiting, rejecting). */
+  next(match: (line: PeerLine) => boolean, what: string, timeoutMs = REPLY_TIMEOUT_MS, signal?: AbortSignal): Promise<PeerLine> {
     const index = this.unread.findIndex(match);
     if (index >= 0) return Promise.resolve(this.unread.splice(index, 1)[0]!);
     if (this.exited) return Promise.reject(this.exited);
+    if (signal?.aborted) return Promise.reject(new Error(`${this.language} peer: stopped waiting for ${what}`));
     return new Promise((resolvePromise, rejectPromise) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', stop);
         rejectPromise(new Error(`${this.language} peer: no ${what} within ${timeoutMs} ms${this.context()}`));
       }, timeoutMs);
       const settle = <T>(fn: (value: T) => void) => (value: T) => {
         clearTimeout(timer);
         this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', stop);
         fn(value);
       };
       const waiter: Waiter = { match, resolve: settle(resolvePromise), reject: settle(rejectPromise) };
+      const stop = () => waiter.reject(new Error(`${this.language} peer: stopped waiting for ${what}`));
+      signal?.addEventListener('abort', stop, { once: true });
       this.waiters.add(waiter);
     });
   }
@@ -106,8 +126,14 @@ export class PeerProcess {
   /**
    * The next of `replies` from `worker`; an `ERROR <worker>` line rejects with the peer's message.
    */
-  async reply(worker: string, ...replies: string[]): Promise<PeerLine> {
-    const line = await this.next((l) => l.words[1] === worker && (replies.includes(l.words[0]!) || l.words[0] === 'ERROR'), `${replies.join(' or ')} ${worker}`);
+  reply(worker: string, ...replies: string[]): Promise<PeerLine> {
+    return this.replyUnless(undefined, worker, ...replies);
+  }
+
+  /** As reply, but stops waiting (rejecting) when `signal` aborts first. */
+  async replyUnless(signal: AbortSignal | undefined, worker: string, ...replies: string[]): Promise<PeerLine> {
+    const match = (l: PeerLine) => l.words[1] === worker && (replies.includes(l.words[0]!) || l.words[0] === 'ERROR');
+    const line = await this.next(match, `${replies.join(' or ')} ${worker}`, REPLY_TIMEOUT_MS, signal);
     if (line.words[0] === 'ERROR') throw new Error(`${this.language} peer: ${line.text}${this.context()}`);
     return line;
   }
@@ -178,8 +204,24 @@ export interface PendingAcquire {
   readonly decided: AcquireOutcome | undefined;
 }
 
+/** A latch in flight: `queued` once its node exists, `leader` once it leads. */
+export interface PendingLatch {
+  /** The latch's node (a path). */
+  readonly queued: Promise<string>;
+  /**
+   * Resolves when this worker leads (LEADER); `overlap` when inside= was held by another session.
+   * Rejects when it is unlatched first, or at the reply bound (30 s).
+   */
+  readonly leader: Promise<{ readonly overlap: boolean }>;
+  /** Whether LEADER has arrived (false before; stays true after NOT-LEADER). */
+  readonly isLeader: boolean;
+}
+
 /** One worker of a peer: one session, taking its commands in order. */
 export class PeerWorker {
+  /** Stops the waiting for LEADER of this worker's latch once it is unlatched. */
+  private latching: AbortController | undefined;
+
   /** @param sessionId the worker's ZooKeeper session id, as `0x` and hex digits */
   constructor(readonly peer: PeerProcess, readonly name: string, readonly sessionId: string) {}
 
@@ -243,6 +285,58 @@ export class PeerWorker {
   /** The next of `replies` from this worker, asked for or not (REVOKE-REQUESTED, and RELEASED after it). */
   reply(...replies: string[]): Promise<PeerLine> {
     return this.peer.reply(this.name, ...replies);
+  }
+
+  /**
+   * Joins a leader election on `path` (Curator LeaderLatch, kazoo Election); see PendingLatch. `id` is
+   * the participant id (node data); `inside` a node created EPHEMERAL on becoming leader, deleted on unlatch.
+   */
+  startLatch(path: string, options: { id?: string; inside?: string } = {}): PendingLatch {
+    const words = ['latch', this.name, path];
+    if (options.id !== undefined) words.push(`id=${options.id}`);
+    if (options.inside !== undefined) words.push(`inside=${options.inside}`);
+    this.peer.send(words.join(' '));
+    const latching = (this.latching = new AbortController());
+    const queued = this.peer.reply(this.name, 'QUEUED').then((line) => line.words[2]!);
+    const leader = queued.then(async () => {
+      let overlap = false;
+      while ((await this.peer.replyUnless(latching.signal, this.name, 'OVERLAP', 'LEADER')).words[0] === 'OVERLAP') overlap = true;
+      return { overlap };
+    });
+    let isLeader = false;
+    leader.then(() => (isLeader = true)).catch(() => undefined); // the caller awaits `leader` for failures
+    return {
+      queued,
+      leader,
+      get isLeader() {
+        return isLeader;
+      },
+    };
+  }
+
+  /** Joins a leader election and waits until this worker leads; returns its latch node. */
+  async lead(path: string, options: { id?: string; inside?: string } = {}): Promise<string> {
+    const pending = this.startLatch(path, options);
+    const [node, { overlap }] = await Promise.all([pending.queued, pending.leader]);
+    if (overlap) throw new Error(`${this.peer.language} peer: OVERLAP ${this.name} on ${options.inside} leading ${path}`);
+    return node;
+  }
+
+  /** Leaves the election (its latch node is gone when this resolves); `wasLeader` when it led until now. */
+  async unlatch(): Promise<{ wasLeader: boolean }> {
+    this.peer.send(`unlatch ${this.name}`);
+    let wasLeader = false;
+    while ((await this.peer.reply(this.name, 'NOT-LEADER', 'UNLATCHED')).words[0] === 'NOT-LEADER') wasLeader = true;
+    this.latching?.abort(); // a contender that never led: its LEADER will not come
+    this.latching = undefined;
+    return { wasLeader };
+  }
+
+  /** The election's participant ids on `path`, in the library's order: the leader first. */
+  async participants(path: string): Promise<string[]> {
+    this.peer.send(`participants ${this.name} ${path}`);
+    const list = (await this.peer.reply(this.name, 'PARTICIPANTS')).words[2];
+    return list === undefined || list === '' ? [] : list.split(',').map((id) => decodeURIComponent(id));
   }
 
   /** Abandons this worker's waiting acquire (its outcome becomes CANCELLED). */

@@ -14,6 +14,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -37,6 +40,7 @@ import org.apache.zookeeper.data.Stat;
  * Kinds: mutex (InterProcessMutex), read / write (one InterProcessReadWriteLock per worker and path,
  * so a worker can downgrade), semaphore (InterProcessSemaphoreV2, leases=N).
  * Options: timeout=MS (0 = try once), revocable=report|release (mutex, read, write), leases=N.
+ * Leader election: latch / unlatch / participants (LeaderLatch, at most one latch per worker).
  */
 public final class CuratorPeer {
   private static final Map<String, Worker> WORKERS = new ConcurrentHashMap<>();
@@ -98,6 +102,23 @@ public final class CuratorPeer {
         }));
         return;
       }
+      case "latch": {
+        need(w, 3, "latch <worker> <path> [id=X] [inside=P]");
+        Worker worker = worker(w[1]);
+        worker.run(() -> worker.latch(w[2], options(w, 3)));
+        return;
+      }
+      case "unlatch": {
+        Worker worker = worker(w[1]);
+        worker.run(worker::unlatch);
+        return;
+      }
+      case "participants": {
+        need(w, 3, "participants <worker> <path>");
+        Worker worker = worker(w[1]);
+        worker.run(() -> worker.participants(w[2]));
+        return;
+      }
       case "cancel": worker(w[1]).cancel(); return;
       case "close": {
         Worker worker = worker(w[1]);
@@ -132,6 +153,8 @@ public final class CuratorPeer {
     final Map<String, InterProcessReadWriteLock> readWriteLocks = new HashMap<>();
     volatile Thread acquiring;
     volatile boolean closed;
+    /** The worker's LeaderLatch, from latch until unlatch; touched on the worker's thread only. */
+    Latched latched;
 
     Worker(String name, String connectString, Map<String, String> options) {
       this.name = name;
@@ -260,6 +283,114 @@ public final class CuratorPeer {
       say("DONE", Integer.toString(n));
     }
 
+    /**
+     * Starts a LeaderLatch on `path` (data: id=, default ""); QUEUED once its node exists. Its listener
+     * runs on Curator's event thread: isLeader creates inside= (if given) and says LEADER; notLeader
+     * says NOT-LEADER.
+     */
+    void latch(String path, Map<String, String> options) throws Exception {
+      if (latched != null) throw new IllegalStateException("already latched on " + latched.latch.getOurPath());
+      LeaderLatch latch = new LeaderLatch(client, path, options.getOrDefault("id", ""));
+      Latched l = new Latched(latch, options.get("inside"));
+      latch.addListener(new LeaderLatchListener() {
+        @Override public void isLeader() { guard(() -> l.lead()); }
+        @Override public void notLeader() { say("NOT-LEADER"); }
+      });
+      latched = l;
+      latch.start();
+      // start() creates the node in the background: wait for getOurPath(), bounded.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (latch.getOurPath() == null) {
+        if (System.nanoTime() > deadline) throw new IllegalStateException("no latch node within 15 s");
+        Thread.sleep(2);
+      }
+      l.queued();
+    }
+
+    /**
+     * Deletes inside= (if this latch created it and it is still its own), closes the latch with
+     * NOTIFY_LEADER (a leader says NOT-LEADER first), waits until the latch node is gone (Curator
+     * deletes it in the background), then says UNLATCHED.
+     */
+    void unlatch() throws Exception {
+      Latched l = latched;
+      if (l == null) throw new IllegalStateException("not latched");
+      latched = null;
+      l.leaveInside();
+      String node = l.latch.getOurPath();
+      l.latch.close(LeaderLatch.CloseMode.NOTIFY_LEADER);
+      if (node != null) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (client.checkExists().forPath(node) != null) {
+          if (System.nanoTime() > deadline) throw new IllegalStateException("latch node " + node + " still there 15 s after close");
+          Thread.sleep(2);
+        }
+      }
+      say("UNLATCHED");
+    }
+
+    /** The ids of a fresh (unstarted) LeaderLatch's getParticipants() on `path`, in its order: leader first. */
+    void participants(String path) throws Exception {
+      List<String> ids = new ArrayList<>();
+      for (Participant p : new LeaderLatch(client, path).getParticipants()) ids.add(escapeId(p.getId()));
+      say("PARTICIPANTS", String.join(",", ids));
+    }
+
+    /** A worker's LeaderLatch and the inside= node its leadership creates. */
+    final class Latched {
+      final LeaderLatch latch;
+      final String inside;
+      private boolean queuedSaid;
+      private boolean insideCreated;
+      private boolean leaving;
+
+      Latched(LeaderLatch latch, String inside) {
+        this.latch = latch;
+        this.inside = inside;
+      }
+
+      /** QUEUED, once: from latch(), or from isLeader if that comes first. */
+      synchronized void queued() {
+        if (queuedSaid) return;
+        queuedSaid = true;
+        say("QUEUED", latch.getOurPath());
+      }
+
+      /** isLeader: QUEUED if not said yet, inside= created (NodeExists of another session: OVERLAP), LEADER. */
+      synchronized void lead() throws Exception {
+        queued();
+        if (inside != null && !leaving) {
+          try {
+            client.create().withMode(CreateMode.EPHEMERAL).forPath(inside);
+            insideCreated = true;
+          } catch (KeeperException.NodeExistsException e) {
+            Stat stat = client.checkExists().forPath(inside);
+            if (stat != null && stat.getEphemeralOwner() == sessionId()) insideCreated = true; // ours still
+            else say("OVERLAP", inside);
+          }
+        }
+        say("LEADER");
+      }
+
+      /** Deletes inside= if this latch created it and it is still this session's. */
+      synchronized void leaveInside() throws Exception {
+        leaving = true;
+        if (!insideCreated) return;
+        insideCreated = false;
+        Stat stat = client.checkExists().forPath(inside);
+        if (stat == null || stat.getEphemeralOwner() != sessionId()) return;
+        try {
+          client.delete().withVersion(stat.getVersion()).forPath(inside);
+        } catch (KeeperException.NoNodeException e) {
+          // gone meanwhile
+        }
+      }
+    }
+
+    long sessionId() throws Exception {
+      return client.getZookeeperClient().getZooKeeper().getSessionId();
+    }
+
     void cancel() {
       Thread t = acquiring;
       if (t != null) t.interrupt();
@@ -340,6 +471,16 @@ public final class CuratorPeer {
       options.put(words[i].substring(0, eq), words[i].substring(eq + 1));
     }
     return options;
+  }
+
+  /** An id as one word of a comma-separated list: `%`, `,`, spaces and control characters as %XX. */
+  private static String escapeId(String id) {
+    StringBuilder out = new StringBuilder();
+    for (char c : id.toCharArray()) {
+      if (c <= 0x20 || c == 0x7f || c == '%' || c == ',') out.append(String.format("%%%02X", (int) c));
+      else out.append(c);
+    }
+    return out.toString();
   }
 
   private static void need(String[] words, int count, String usage) {

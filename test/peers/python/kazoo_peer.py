@@ -7,6 +7,7 @@ test/peers/java/CuratorPeer.java. Run it with Debian's Python (${KAZOO_PYTHON:-/
 Kinds: lock (kazoo Lock), curator-lock (CuratorCompatibleLock below), read (ReadLock), write
 (WriteLock), semaphore (Semaphore, leases=N). Options: timeout=MS (0 = try once, not blocking),
 extra=PATTERN[,PATTERN...] (extra_lock_patterns of the lock kinds), id=IDENTIFIER.
+Leader election: latch / unlatch / participants (kazoo Election, at most one per worker).
 """
 import sys
 import threading
@@ -58,6 +59,7 @@ class Worker(object):
         self.pending = None  # the recipe an acquire is waiting on, for cancel
         self.closed = False
         self._record = None  # while an acquire runs: {"queued": bool, "last": node, "report": bool}
+        self.latched = None  # the worker's Latched, from latch until unlatch; worker thread only
         self._wrap_create()
         threading.Thread(target=self._loop, daemon=True).start()
 
@@ -182,6 +184,46 @@ class Worker(object):
                 recipe.release()
         self.say("DONE", str(n))
 
+    def latch(self, path, options):
+        """Runs a kazoo Election on `path` (identifier: id=) in a thread; QUEUED once its node exists.
+        Its leader function creates inside= (if given), says LEADER, waits for unlatch, says NOT-LEADER."""
+        if self.latched is not None:
+            raise RuntimeError("already latched on " + self.latched.path)
+        latched = Latched(self, path, options.get("id"), options.get("inside"))
+        self.latched = latched
+        latched.thread.start()
+        # run() creates the node on its thread: wait for the Lock's node, bounded.
+        deadline = time.monotonic() + 15
+        while latched.election.lock.node is None:
+            if not latched.thread.is_alive():
+                raise RuntimeError("the election ended before its node existed")
+            if time.monotonic() > deadline:
+                raise RuntimeError("no election node within 15 s")
+            time.sleep(0.002)
+        latched.queued()
+
+    def unlatch(self):
+        """Deletes inside= (if this election created it and it is still this session's), cancels the
+        election and ends the leader function (a leader says NOT-LEADER), waits for run() to return
+        (the node is deleted by then), then says UNLATCHED."""
+        latched = self.latched
+        if latched is None:
+            raise RuntimeError("not latched")
+        self.latched = None
+        latched.leave_inside()
+        latched.election.cancel()
+        latched.stop.set()
+        latched.thread.join(15)
+        if latched.thread.is_alive():
+            raise RuntimeError("the election on %s did not end within 15 s" % latched.path)
+        self.say("UNLATCHED")
+
+    def participants(self, path):
+        """The identifiers of a fresh Election's contenders() on `path`, in its order: leader first.
+        (kazoo's contenders() creates a missing path, as persistent nodes.)"""
+        contenders = self.client.Election(path).contenders()
+        self.say("PARTICIPANTS", ",".join(escape_id(c) for c in contenders))
+
     def revoke(self, node_path):
         """What Curator's Revoker.attemptRevoke does: write __REVOKE__ to the node; NoNode ignored."""
         try:
@@ -198,8 +240,79 @@ class Worker(object):
     def close(self):
         self.closed = True
         self.cancel()
+        if self.latched is not None:
+            self.latched.election.cancel()  # a waiting contender stops; a leader's function keeps waiting
         self.client.stop()
         self.client.close()
+
+
+class Latched(object):
+    """A worker's kazoo Election, the thread its run() blocks, and the inside= node its leadership creates."""
+
+    def __init__(self, worker, path, identifier, inside):
+        self.worker = worker
+        self.path = path
+        self.inside = inside
+        self.election = worker.client.Election(path, identifier)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self._guard = threading.Lock()
+        self._queued_said = False
+        self._inside_created = False
+        self._leaving = False
+
+    def queued(self):
+        """QUEUED, once: from latch, or from the leader function if that comes first."""
+        with self._guard:
+            if self._queued_said:
+                return
+            self._queued_said = True
+            self.worker.say("QUEUED", self.path + "/" + self.election.lock.node)
+
+    def _run(self):
+        try:
+            self.election.run(self._lead)
+        except Exception as error:  # reported, never swallowed: the test reads it
+            self.worker.say("ERROR", describe(error))
+
+    def _lead(self):
+        self.queued()
+        with self._guard:
+            if self.inside is not None and not self._leaving:
+                client = self.worker.client
+                try:
+                    client.create(self.inside, ephemeral=True)
+                    self._inside_created = True
+                except NodeExistsError:
+                    stat = client.exists(self.inside)
+                    if stat is not None and stat.ephemeralOwner == client.client_id[0]:
+                        self._inside_created = True  # ours still
+                    else:
+                        self.worker.say("OVERLAP", self.inside)
+        self.worker.say("LEADER")
+        self.stop.wait()
+        self.worker.say("NOT-LEADER")
+
+    def leave_inside(self):
+        """Deletes inside= if this election created it and it is still this session's."""
+        with self._guard:
+            self._leaving = True
+            if not self._inside_created:
+                return
+            self._inside_created = False
+            client = self.worker.client
+            stat = client.exists(self.inside)
+            if stat is None or stat.ephemeralOwner != client.client_id[0]:
+                return
+            try:
+                client.delete(self.inside, version=stat.version)
+            except NoNodeError:
+                pass
+
+
+def escape_id(identifier):
+    """An id as one word of a comma-separated list: %, comma, spaces and control characters as %XX."""
+    return "".join("%%%02X" % ord(c) if ord(c) <= 0x20 or ord(c) == 0x7F or c in "%," else c for c in identifier)
 
 
 def options_of(words):
@@ -255,6 +368,17 @@ def main():
                 need(w, 3, "revoke <worker> <nodePath>")
                 target = worker(w[1])
                 threading.Thread(target=lambda t=target, p=w[2]: _guard(t, lambda: t.revoke(p)), daemon=True).start()
+            elif w[0] == "latch":
+                need(w, 3, "latch <worker> <path> [id=X] [inside=P]")
+                target = worker(w[1])
+                target.run(lambda t=target, w=w: t.latch(w[2], options_of(w[3:])))
+            elif w[0] == "unlatch":
+                target = worker(w[1])
+                target.run(target.unlatch)
+            elif w[0] == "participants":
+                need(w, 3, "participants <worker> <path>")
+                target = worker(w[1])
+                target.run(lambda t=target, p=w[2]: t.participants(p))
             elif w[0] == "cancel":
                 worker(w[1]).cancel()
             elif w[0] == "close":
