@@ -57,6 +57,11 @@ export interface CandidacyOptions {
    * @default 1000
    */
   retryDelayMs?: number;
+  /**
+   * Told of each failure the candidacy retries (for logging).
+   * @default undefined (the recipe's onBackgroundError)
+   */
+  onRetry?: (error: unknown) => void;
 }
 
 /** Where a participant stands. */
@@ -97,6 +102,7 @@ export class Candidacy {
   private readonly data: Buffer;
   private readonly stopGraceMs: number;
   private readonly retryDelayMs: number;
+  private readonly onRetry: (error: unknown) => void;
   private readonly closing = new AbortController();
   private term: LeaderTerm | undefined = undefined;
   private failure: Error | undefined = undefined;
@@ -120,6 +126,7 @@ export class Candidacy {
     this.data = nodeData(this.id, this.layout);
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.onRetry = options.onRetry ?? ((error) => this.runtime.remover.report(error));
     this.recipe = new QueueLock(this.runtime, ELECTION_DRIVERS[this.layout]);
     this.running = this.run(options.zkPath);
   }
@@ -213,7 +220,7 @@ export class Candidacy {
       } catch (error) {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);
-        this.runtime.remover.report(error);
+        this.onRetry(error);
         await sleep(this.retryDelayMs, this.closing.signal);
         continue;
       }

@@ -92,6 +92,10 @@ function holdersOf(path: string, children: readonly string[], layout: LockLayout
   // Our plain exclusive and write holders grant the lock by writing their node: never write into it.
   const askable = (entry: QueueEntry) => layout !== 'nestjs-zk-lock' || (entry.kind !== ENTRY_KIND.exclusive && entry.kind !== ENTRY_KIND.write);
   const { holders, mayHold } = lockHoldersAt(path, children, layout);
+  if (holders.some((entry) => entry.kind === ENTRY_KIND.election)) {
+    // A write to a LeaderLatch node uses up Curator's one-shot watch on it, and the latch after it stalls.
+    throw new InvalidOptionsError('target', `is a leader election (${path}): release requests are for locks; the leader gives leadership up with Election.resign()`);
+  }
   return [...holders, ...mayHold].map((entry) => ({ name: entry.name, askable: askable(entry) }));
 }
 

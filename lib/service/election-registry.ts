@@ -19,6 +19,7 @@ export class ElectionRegistry {
     private readonly events: LockEvents,
     private readonly defaultLayout: LockLayout,
     private readonly stopGraceMs: number,
+    private readonly log: { warn(message: string): void; error(message: string): void },
   ) {}
 
   get size(): number {
@@ -42,7 +43,11 @@ export class ElectionRegistry {
           'one instance takes part once per group; use the same options, or close the first election',
       );
     }
-    const election = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs }, this.events);
+    const onRetry = (error: unknown) => this.log.warn(`Election "${group}": queueing again in a moment after ${String(error)}`);
+    const election = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry }, this.events);
+    election.onChange((change) => {
+      if (election.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(change.error)}`);
+    });
     this.byPath.set(path, { election, key });
     return election;
   }

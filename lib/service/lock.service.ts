@@ -112,7 +112,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
     this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
-    this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs);
+    this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs, this.logger);
     this.reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
     this.logsEvents = logLevel !== undefined;

@@ -139,6 +139,7 @@ describe('leader election on a real ZooKeeper', () => {
     expect(a.locks.heldLock('relay')).toBe(term);
     expect(b.locks.heldLock('relay')).toBeUndefined();
     await expect(a.locks.acquire('relay')).rejects.toThrow(IncompatibleLockError);
+    await expect(b.locks.requestRelease('relay')).rejects.toThrow(/is a leader election .*Election.resign/);
     expect(a.locks.sessionInfo().elections).toEqual([{ group: 'relay', id: 'a', state: 'leading', fencingToken: term.fencingToken }]);
     await a.application.close(); // shutdown leaves the election: the leader is told, then its node goes
     expect(term.signal.aborted).toBe(true);
