@@ -216,6 +216,7 @@ export class Candidacy {
       let term: LeaderTerm;
       try {
         const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal });
+        if (this.closed) return void (await lock.release().catch(() => undefined)); // closed while the grant was on its way
         term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs);
       } catch (error) {
         if (this.closed) return;
@@ -228,7 +229,6 @@ export class Candidacy {
       const electedAt = performance.now();
       this.emit({ leader: true, fencingToken: term.fencingToken, waitMs: electedAt - queuedAt });
       for (const waiter of this.takeWaiting()) waiter.resolve(term);
-      if (this.closed) await term.giveUp('left'); // closed while the grant was on its way
       const ended: TermEnd = await term.ended;
       this.term = undefined;
       this.emit({ leader: false, fencingToken: term.fencingToken, leadMs: performance.now() - electedAt, error: ended.error });

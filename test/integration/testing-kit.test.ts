@@ -274,4 +274,23 @@ describe.each([
     await (await waiting).release();
     await nothingLeft(root, 'r');
   });
+  it('elects one leader in join order, hands over on close and after an expired session, with growing tokens', async () => {
+    const { root, all: [a, b] } = await clients(2, 'election');
+    const first = a!.locks.elect('relay', { id: 'a' });
+    const firstTerm = await first.leadership();
+    const second = b!.locks.elect('relay', { id: 'b' });
+    await queued(root, 'relay', 2);
+    expect([first.isLeader(), second.isLeader()]).toEqual([true, false]);
+    expect(await second.participants()).toEqual(['a', 'b']);
+    await first.close();
+    const secondTerm = await second.leadership();
+    expect(firstTerm.signal.aborted).toBe(true);
+    expect(BigInt(secondTerm.fencingToken)).toBeGreaterThan(BigInt(firstTerm.fencingToken));
+    await b!.expire();
+    await eventually(() => secondTerm.signal.aborted, { what: 'the term to end with the session' });
+    const thirdTerm = await second.leadership(); // queued again in a new session, alone: leads again
+    expect(BigInt(thirdTerm.fencingToken)).toBeGreaterThan(BigInt(secondTerm.fencingToken));
+    await second.close();
+    await nothingLeft(root, 'relay');
+  });
 });
