@@ -14,7 +14,7 @@ export type { ElectOptions, ElectionChange } from './service/election.js';
 export type { LeaderHandle } from './recipes/leader-handle.js';
 export { Leader } from './nest/leader.decorator.js';
 export { OnLeadership } from './nest/on-leadership.decorator.js';
-export type { LeaderOptions } from './nest/leader.options.js';
+export type { LeaderOptions, LeaderMethodOptions } from './nest/leader.options.js';
 // Observability: LockService.events$ (metrics, the live view and the health check have entry points of their own).
 export type {
   LockEvent,

@@ -8,6 +8,8 @@ import { LockService } from '../service/lock.service.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import type { LeaderSpec } from './leader.options.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
+import { adoptLeaderSchedule } from './leader.decorator.js';
+import { scheduleOf } from './scheduled-method.js';
 import { DISTRIBUTED_LOCK_METADATA, LEADER_METADATA, ON_LEADERSHIP_METADATA } from './zk-lock.constants.js';
 
 /** One decorated method of one instance. */
@@ -49,7 +51,10 @@ export class ElectionExplorer implements OnApplicationBootstrap {
         const onLeadership = Reflect.getMetadata(ON_LEADERSHIP_METADATA, method) as LeaderSpec | undefined;
         const lock = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec | undefined;
         if (typeof lock?.resource === 'string') lockResources.set(lock.resource, lock.method);
-        if (leader) decorated.push({ instance, name, spec: leader, onLeadership: false });
+        if (leader) {
+          adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
+          decorated.push({ instance, name, spec: leader, onLeadership: false });
+        }
         if (onLeadership) decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
       }
     }
@@ -57,7 +62,7 @@ export class ElectionExplorer implements OnApplicationBootstrap {
     const groups = checkGroups(decorated, lockResources);
     lockServiceRegistry.start(this.locks, decorated.map(({ instance }) => instance));
     for (const [group, spec] of groups) {
-      const election = this.locks.elect(group, spec.options);
+      const election = this.locks.elect(group, { layout: spec.options.layout, zkPath: spec.options.zkPath });
       for (const each of decorated.filter((d) => d.onLeadership && d.spec.group === group)) this.callOnLeadership(election, each);
     }
   }

@@ -1,51 +1,85 @@
-import { Logger } from '@nestjs/common';
-import { LockServiceClosedError } from '../errors.js';
+import { InvalidOptionsError, LockServiceClosedError } from '../errors.js';
+import type { LeaderHandle } from '../recipes/leader-handle.js';
+import type { LockService } from '../service/lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
-import { type LeaderOptions, type LeaderSpec, validateLeaderOptions, wrapMethod } from './leader.options.js';
+import { type LeaderMethodOptions, type LeaderSpec, validateLeaderOptions, wrapMethod } from './leader.options.js';
+import type { MethodSchedule } from './scheduled-method.js';
 import { LEADER_METADATA } from './zk-lock.constants.js';
-
-const logger = new Logger('ZkLock');
 
 /**
  * Runs the method only on the current leader of `group`: elsewhere the call is skipped and returns
  * undefined (a `skipped` event, reason `not-leader`, and a debug log line). Stacked with `@Cron` or
- * `@Interval`, a schedule that runs on the leader only. Inside the method, `heldLock(group)` is the
- * leadership (its `signal`, `fencingToken`, `assertHeld`). The group is joined at start-up and left
- * at shutdown; a leader that gives up (shutdown) waits for a run in progress, up to shutdownGraceMs.
+ * `@Interval`, a schedule that runs on the leader only (with `oncePerTick`, also never twice for one
+ * tick across a handover). Inside the method, `heldLock(group)` is the leadership (its `signal`,
+ * `fencingToken`, `assertHeld`). The group is joined at start-up and left at shutdown; a leader
+ * that gives up (shutdown, resign) lets a run in progress finish first, up to shutdownGraceMs.
  */
-export function Leader(group: string, options: LeaderOptions = {}): MethodDecorator {
+export function Leader(group: string, options: LeaderMethodOptions = {}): MethodDecorator {
   validateLeaderOptions('@Leader', group, options);
   return (target, key, descriptor: PropertyDescriptor) => {
     const spec: LeaderSpec = { group, options, method: `${target.constructor.name}.${String(key)}` };
     const wrapped = wrapMethod('@Leader', key, descriptor, (original) =>
       function (this: object, ...args: unknown[]): unknown {
         const service = lockServiceRegistry.serviceFor(this, spec.method);
-        let term;
-        try {
-          term = service.elect(group, options).current;
-        } catch (error) {
-          if (error instanceof LockServiceClosedError) return undefined; // the application is stopping: nobody leads here
-          throw error;
-        }
-        if (!term?.isHeld()) {
+        const term = currentTerm(service, spec);
+        if (!term) {
           service.reportSkipped(group, 'not-leader');
           return undefined;
         }
-        const result = original.apply(this, args);
-        if (isThenable(result)) {
-          // A voluntary end (shutdown, resign) lets this run finish before the next leader starts.
-          term.stopsWith?.(Promise.resolve(result));
-        }
-        return result;
+        const schedule = tickSchedules.get(spec);
+        const call = () => runHolding(term, () => original.apply(this, args));
+        return schedule ? runOncePerTick(service, spec, term, schedule, call) : call();
       },
     );
     Reflect.defineMetadata(LEADER_METADATA, spec, wrapped);
     descriptor.value = wrapped;
-    logger.verbose?.(`${spec.method} runs on the leader of "${group}" only`);
     return descriptor;
   };
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+/** The schedules of @Leader methods with oncePerTick, found at start-up. */
+const tickSchedules = new WeakMap<LeaderSpec, MethodSchedule>();
+
+/**
+ * Remembers a @Leader method's schedule when it claims ticks (ElectionExplorer, at start-up).
+ * @throws InvalidOptionsError for oncePerTick on a method without @Cron or @Interval.
+ */
+export function adoptLeaderSchedule(spec: LeaderSpec, schedule: MethodSchedule | undefined): void {
+  if (spec.options.oncePerTick !== true) return;
+  if (!schedule) {
+    throw new InvalidOptionsError(
+      '@Leader oncePerTick',
+      `${spec.method} has no @Cron with a cron expression and no @Interval (from @nestjs/schedule), so it has no ticks: remove oncePerTick, or schedule the method`,
+    );
+  }
+  tickSchedules.set(spec, schedule);
+}
+
+/** This instance's term of the group, when it leads now; undefined otherwise (and while the application stops). */
+function currentTerm(service: LockService, spec: LeaderSpec): LeaderHandle | undefined {
+  try {
+    const term = service.elect(spec.group, { layout: spec.options.layout, zkPath: spec.options.zkPath }).current;
+    return term?.isHeld() ? term : undefined;
+  } catch (error) {
+    if (error instanceof LockServiceClosedError) return undefined;
+    throw error;
+  }
+}
+
+/** Runs the call; a voluntary end of the term (shutdown, resign) waits for a promise it returns. */
+function runHolding(term: LeaderHandle, call: () => unknown): unknown {
+  const result = call();
+  if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') term.stopsWith?.(Promise.resolve(result));
+  return result;
+}
+
+/** Claims the tick (named when the call starts), then runs; a tick already run is skipped. */
+async function runOncePerTick(service: LockService, spec: LeaderSpec, term: LeaderHandle, schedule: MethodSchedule, call: () => unknown): Promise<unknown> {
+  const tick = schedule.tick();
+  const { claimed } = await service.claimTick(spec.group, { job: spec.method, ...tick }, { signal: term.signal });
+  if (!claimed) {
+    service.reportSkipped(spec.group, 'ran-this-tick');
+    return undefined;
+  }
+  return call();
 }

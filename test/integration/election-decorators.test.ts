@@ -7,6 +7,7 @@
 import 'reflect-metadata';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Interval } from '@nestjs/schedule';
 import { describe, expect, it } from 'vitest';
 import { DistributedLock, InvalidOptionsError, Leader, type LeaderHandle, type LockEvent, LockService, OnLeadership, ZkLockModule } from '../../lib/index.js';
 import { eventually, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
@@ -104,5 +105,40 @@ describe('@Leader and @OnLeadership', () => {
   it('refuses an empty group where it is declared', () => {
     expect(() => Leader('')).toThrow(/non-empty string/);
     expect(() => OnLeadership('g', { zkpath: '/x' } as never)).toThrow(/zkpath is not an option/);
+  });
+  it('with oncePerTick, a new leader does not run a tick its predecessor ran (a handover within one period)', async () => {
+    @Injectable()
+    class Ticker {
+      runs = 0;
+      @Interval(60_000)
+      @Leader('ticker', { oncePerTick: true })
+      async tick(): Promise<void> {
+        this.runs += 1;
+      }
+    }
+    const rootPath = uniqueRoot('leader-tick');
+    const a = await start(rootPath, [Ticker]);
+    await a.get(LockService).elect('ticker').leadership();
+    const b = await start(rootPath, [Ticker]);
+    const skipped: LockEvent[] = [];
+    b.get(LockService).events$.subscribe((event) => event.type === 'skipped' && skipped.push(event));
+    await a.get(Ticker).tick();
+    expect(a.get(Ticker).runs).toBe(1);
+    await a.close();
+    await b.get(LockService).elect('ticker').leadership();
+    await b.get(Ticker).tick(); // the same 60 s tick, on the new leader
+    expect(b.get(Ticker).runs).toBe(0);
+    expect(skipped).toMatchObject([{ resource: 'ticker', reason: 'ran-this-tick' }]);
+    await b.close();
+  });
+
+  it('fails start-up for oncePerTick on a method without @Cron or @Interval', async () => {
+    @Injectable()
+    class Unscheduled {
+      @Leader('unscheduled', { oncePerTick: true }) job(): void {}
+    }
+    const application = await create(uniqueRoot('leader-unscheduled'), [Unscheduled]);
+    await expect(application.init()).rejects.toThrow(/has no @Cron .* and no @Interval/);
+    await application.close();
   });
 });
