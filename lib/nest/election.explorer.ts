@@ -80,7 +80,7 @@ export class ElectionExplorer implements OnApplicationBootstrap {
       }
       if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
         const running = Promise.resolve(result);
-        handle.stopsWith?.(running);
+        handle.stopsWith(running);
         running.catch((error: unknown) => this.failed(election, spec, handle, error));
       }
     });

@@ -69,7 +69,7 @@ function currentTerm(service: LockService, spec: LeaderSpec): LeaderHandle | und
 /** Runs the call; a voluntary end of the term (shutdown, resign) waits for a promise it returns. */
 function runHolding(term: LeaderHandle, call: () => unknown): unknown {
   const result = call();
-  if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') term.stopsWith?.(Promise.resolve(result));
+  if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') term.stopsWith(Promise.resolve(result));
   return result;
 }
 

@@ -48,7 +48,7 @@ export interface CandidacyOptions {
   zkPath?: string;
   /**
    * How long a leader that gives up (resign, close, shutdown) waits for its work to stop
-   * (`LeaderTerm.stopsWith`) before its node is deleted and the next participant leads, in ms.
+   * (`LeaderHandle.stopsWith`) before its node is deleted and the next participant leads, in ms.
    * @default 5000
    */
   stopGraceMs?: number;

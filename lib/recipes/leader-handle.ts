@@ -19,11 +19,13 @@ export interface LeaderHandle extends HeldLock {
   /** This participant's id, as stored in its node. */
   readonly id: string;
   /**
-   * The leader's work: a voluntary end waits for it to settle (at most the grace) before the node
-   * is deleted. For @Leader and @OnLeadership.
-   * @internal
+   * Tells the election that the leader's work runs until `role` settles: when this instance gives
+   * leadership up (resign, close, shutdown), `signal` aborts first, and its node (so the next
+   * leader's turn) waits until `role` settled, or the election's grace passed (shutdownGraceMs;
+   * the recipe's stopGraceMs). A lost term waits for nothing: the next leader may already lead.
+   * `@Leader` and `@OnLeadership` call it with the method's promise.
    */
-  stopsWith?(role: Promise<unknown>): void;
+  stopsWith(role: Promise<unknown>): void;
 }
 
 const NEVER = new AbortController().signal;
@@ -41,7 +43,8 @@ export class LeaderTerm implements LeaderHandle {
   readonly ended: Promise<TermEnd>;
   private readonly controller = new AbortController();
   private finish!: (end: TermEnd) => void;
-  private readonly roles: Promise<unknown>[] = [];
+  /** The work still running (settled ones leave, so a job run every second keeps this small). */
+  private readonly roles = new Set<Promise<void>>();
   private ending = false;
 
   constructor(
@@ -87,13 +90,12 @@ export class LeaderTerm implements LeaderHandle {
     }
   }
 
-  /**
-   * The leader's work: a voluntary end waits for it to settle (at most graceMs) before the node is
-   * deleted. For `@OnLeadership` methods, which return a promise that settles once they stopped.
-   * @internal
-   */
   stopsWith(role: Promise<unknown>): void {
-    this.roles.push(role.catch(() => undefined));
+    const running: Promise<void> = role.then(
+      () => void this.roles.delete(running),
+      () => void this.roles.delete(running),
+    );
+    this.roles.add(running);
   }
 
   /**
@@ -106,7 +108,7 @@ export class LeaderTerm implements LeaderHandle {
     const detail = end === 'resigned' ? 'this instance resigned' : 'this instance left the election';
     const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'revoked', end);
     this.controller.abort(error);
-    if (this.roles.length > 0) await settledWithin(this.roles, this.graceMs);
+    if (this.roles.size > 0) await settledWithin([...this.roles], this.graceMs);
     await this.lock.release().catch(() => undefined); // LockLostError: the session ended first, the node is gone either way
     this.finish({ end, error });
   }

@@ -12,7 +12,7 @@ import { Election, type ElectOptions } from './election.js';
  * at shutdown.
  */
 export class ElectionRegistry {
-  private readonly byPath = new Map<string, { election: Election; key: string }>();
+  private readonly byPath = new Map<string, { election: Election }>();
 
   constructor(
     private readonly runtime: RecipeRuntime,
@@ -31,24 +31,27 @@ export class ElectionRegistry {
    * @throws InvalidOptionsError when the group was joined with other options.
    */
   elect(group: string, options: ElectOptions): Election {
-    const layout = options.layout ?? this.defaultLayout;
     const path = this.runtime.pathFor(group, options.zkPath);
-    const key = JSON.stringify([group, options.id ?? null, layout]);
     const known = this.byPath.get(path);
     if (known && known.election.state !== 'closed') {
-      if (known.key === key) return known.election;
+      // What a caller leaves out (a decorator names no id) is whatever the group was joined with.
+      const { election } = known;
+      const sameId = options.id === undefined || options.id === election.id;
+      const sameLayout = options.layout === undefined || options.layout === election.layout;
+      if (sameId && sameLayout && election.group === group) return election;
       throw new InvalidOptionsError(
         'group',
-        `"${group}" (${path}) is already an election of this LockService, joined with another id or layout: ` +
-          'one instance takes part once per group; use the same options, or close the first election',
+        `"${group}" (${path}) is already an election of this LockService, joined as ${election.id} in the '${election.layout}' layout: ` +
+          'one instance takes part once per group; leave out or repeat its id and layout, or close the first election',
       );
     }
+    const layout = options.layout ?? this.defaultLayout;
     const onRetry = (error: unknown) => this.log.warn(`Election "${group}": queueing again in a moment after ${String(error)}`);
     const election = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry }, this.events);
     election.onChange((change) => {
       if (election.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(change.error)}`);
     });
-    this.byPath.set(path, { election, key });
+    this.byPath.set(path, { election });
     return election;
   }
 

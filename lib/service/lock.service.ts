@@ -172,16 +172,15 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   /**
    * Joins the election of `group` (at once) and returns this instance's part in it: it leads when
    * first in line, is told before anyone else can lead when it loses (its term's `signal` aborts),
-   * and queues again by itself after each term until `close()` or shutdown. The same group with
-   * the same options returns the same Election.
+   * and queues again by itself after each term until `close()` or shutdown. The same group again
+   * returns the same Election (options left out match what it was joined with).
    * @throws InvalidResourceNameError for a group that cannot be a path; InvalidOptionsError for an
    *   empty id, one too long for its node, or a group joined before with other options;
    *   LockServiceClosedError once shutdown has begun.
    */
   elect(group: string, options: ElectOptions = {}): Election {
     this.shutdown.assertOpen(group);
-    const layout = validateLayout(options.layout) ?? this.defaults.layout;
-    return this.elections.elect(group, { ...options, layout });
+    return this.elections.elect(group, { ...options, layout: validateLayout(options.layout) });
   }
 
   /**

@@ -73,7 +73,7 @@ describe('leader election on a real ZooKeeper', () => {
     const term = await a!.leadership();
     let stopped = false;
     const role = new Promise<void>((resolve) => term.signal.addEventListener('abort', () => setTimeout(() => ((stopped = true), resolve()), 300)));
-    (term as unknown as { stopsWith(p: Promise<unknown>): void }).stopsWith(role);
+    term.stopsWith(role);
     const next = b!.leadership().then(() => stopped);
     await a!.resign();
     expect(await next).toBe(true);

@@ -143,7 +143,7 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
       ['jobs:s', 'exclusive', 'busy'],
       ['jobs:s', 'semaphore', 'ran-this-tick'],
     ]);
-    expect(metrics.snapshot().skipped).toEqual({ busy: 1, 'ran-this-tick': 1 });
+    expect(metrics.snapshot().skipped).toEqual({ busy: 1, 'ran-this-tick': 1, 'not-leader': 0 });
     expect(metrics.prometheus()).toContain('lock_skipped_total{mode="exclusive",reason="busy"} 1');
   });
 });

@@ -62,7 +62,7 @@ describe.each([
         session.delete(inside).catch((error: unknown) => error instanceof ZkNoNodeError || Promise.reject(error)).finally(resolve);
       }),
     );
-    handle.stopsWith?.(stopped);
+    handle.stopsWith(stopped);
     return { overlap };
   }
 
