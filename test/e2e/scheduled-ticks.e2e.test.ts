@@ -5,16 +5,11 @@
  * @nestjs/schedule. Every job takes about a millisecond, so without oncePerTick an instance that fires
  * later finds the lock free and runs the tick again (the controls show it).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertTickAppBuilt, skippedLine, startTickApp, type TickApp, timedLine } from '../support/tick-app-process.js';
 import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
-const MAIN = join(process.cwd(), 'build/test/support/tick-app/main.js');
-const PRELOAD = join(process.cwd(), 'build/test/support/shifted-clock.js');
 /** The clocks of the three instances, in ms from the real one (later hosts fire later). */
 const OFFSETS = [0, -300, -600];
 /** Whole seconds of runs looked at. */
@@ -29,38 +24,23 @@ interface Run {
   calledAt: number;
 }
 
-interface Instance {
-  name: string;
-  child: ChildProcess;
-}
-
 const runs: Run[] = [];
 /** `<resource> <reason>` of every skipped event, counted. */
 const skipped = new Map<string, number>();
 /** What the instances wrote to stderr (Nest's errors and warnings). */
 let stderr = '';
 
-function start(name: string, offset: number, env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', PRELOAD, MAIN], {
-    env: { ...process.env, ...env, INSTANCE: name, CLOCK_OFFSET_MS: String(offset) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    process.stderr.write(chunk);
-  });
-  return new Promise<Instance>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const [word, job, instance, at, calledAt] = line.split(' ');
-      if (word === 'ran') runs.push({ job: job!, instance: instance!, at: Number(at), calledAt: Number(calledAt) });
-      if (word === 'skipped') skipped.set(`${job} ${instance}`, (skipped.get(`${job} ${instance}`) ?? 0) + 1);
-      if (line === `ready ${name}`) {
-        clearTimeout(timer);
-        resolve({ name, child });
-      }
-    });
-    child.once('exit', () => reject(new Error(`${name} exited during start-up`)));
+function start(name: string, offset: number, env: Record<string, string>): Promise<TickApp> {
+  return startTickApp(name, {
+    env,
+    offsetMs: offset,
+    onStderr: (text) => (stderr += text),
+    onLine: (line) => {
+      const timed = timedLine(line);
+      if (timed?.word === 'ran') runs.push({ job: timed.job, instance: timed.instance, at: timed.at, calledAt: Number(timed.value) });
+      const what = skippedLine(line);
+      if (what !== undefined) skipped.set(what, (skipped.get(what) ?? 0) + 1);
+    },
   });
 }
 
@@ -86,12 +66,12 @@ function gapsOf(job: string, from: number): number[] {
 
 describe('scheduled jobs on three instances with skewed clocks (0, -300, -600 ms): one run per tick', () => {
   const zk = useZooKeeper();
-  const instances: Instance[] = [];
+  const instances: TickApp[] = [];
   /** The first whole second (real clock, ms) after every instance was ready. */
   let from = 0;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build:sample\` (npm test does)`);
+    assertTickAppBuilt();
     const env = { ZK_CONNECT: zk.connectString };
     // A long session for the counted jobs (a busy machine must not cost them their locks), a short
     // one for the slow job, whose killed holder's lock goes with its session.

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Cron, Interval } from '@nestjs/schedule';
-import { DistributedLock } from '../../../lib/index.js';
+import { DistributedLock, Leader, type LeaderHandle, LockService, OnLeadership } from '../../../lib/index.js';
 
 /**
  * When each job's lock was last asked for, by resource (the `requested` event's timestamp: this
@@ -17,8 +17,16 @@ export const calledAt = new Map<string, number>();
  * clock when the scheduler called the method (which names the cron tick it ran for).
  */
 function ran(job: string): void {
+  print('ran', job, calledAt.get(job) ?? '');
+}
+
+/**
+ * Prints `<word> <job> <instance> <real ms> <value>`, the real clock being performance's (which the
+ * shifted Date of the preload does not move): comparable across the instances of one machine.
+ */
+function print(word: string, job: string, value: string | number): void {
   const real = Math.round(performance.timeOrigin + performance.now());
-  process.stdout.write(`ran ${job} ${process.env.INSTANCE} ${real} ${calledAt.get(job) ?? ''}\n`);
+  process.stdout.write(`${word} ${job} ${process.env.INSTANCE} ${real} ${value}\n`);
 }
 
 const EVERY_SECOND = '* * * * * *';
@@ -73,5 +81,39 @@ export class SlowJob {
   async run(): Promise<void> {
     ran('slow');
     await sleep(Number(process.env.SLOW_JOB_MS ?? '600'));
+  }
+}
+
+/**
+ * A schedule that runs on the leader of `leader-jobs` only (JOBS=leader): every 300 ms on each
+ * instance, the run goes ahead on the leader and prints `ran leader-jobs <instance> <real ms>
+ * <fencing token of the leadership>`; elsewhere @Leader skips it (main.ts prints `skipped leader-jobs
+ * not-leader`). Each term prints `elected leader-jobs <instance> <real ms> <token>` when it starts and
+ * `revoked …` with the same token when its handle's signal aborts (not when the process is killed).
+ */
+@Injectable()
+export class LeaderJobs {
+  constructor(private readonly locks: LockService) {}
+
+  @Interval(300)
+  @Leader('leader-jobs')
+  tick(): void {
+    print('ran', 'leader-jobs', this.locks.heldLock('leader-jobs')?.fencingToken ?? '');
+  }
+
+  /** The leader's role: running until the term ends (so that a handover waits for it to stop). */
+  @OnLeadership('leader-jobs')
+  lead(handle: LeaderHandle): Promise<void> {
+    print('elected', 'leader-jobs', handle.fencingToken);
+    return new Promise((stopped) => {
+      handle.signal.addEventListener(
+        'abort',
+        () => {
+          print('revoked', 'leader-jobs', handle.fencingToken);
+          stopped();
+        },
+        { once: true },
+      );
+    });
   }
 }

@@ -1,16 +1,19 @@
 /**
- * The tick app: one instance of a Nest app whose scheduled jobs are guarded by @DistributedLock,
- * run as a process by test/e2e/scheduled-ticks.e2e.test.ts (several at once, each with its own
- * CLOCK_OFFSET_MS through the shifted-clock preload). Configured from the environment: ZK_CONNECT,
- * ROOT_PATH, SESSION_TIMEOUT_MS, INSTANCE, JOBS (`ticks`: the cron and interval jobs; `slow`: the slow one). Prints
- * `ready <INSTANCE>` once its jobs are scheduled, and `skipped <resource> <reason>` for each skipped run.
+ * The tick app: one instance of a Nest app whose scheduled jobs are guarded by @DistributedLock or
+ * @Leader, run as a process by test/e2e/scheduled-ticks.e2e.test.ts and
+ * test/e2e/leader-schedule.e2e.test.ts through test/support/tick-app-process.ts (several at once,
+ * each with its own CLOCK_OFFSET_MS through the shifted-clock preload). Configured from the
+ * environment: ZK_CONNECT, ROOT_PATH, SESSION_TIMEOUT_MS, LEASE_MARGIN_MS (optional), INSTANCE, JOBS
+ * (`ticks`: the cron and interval jobs; `slow`: the slow one; `leader`: the leader-only schedule).
+ * Prints `ready <INSTANCE>` once its jobs are scheduled, and `skipped <resource> <reason>` for each
+ * skipped run.
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
+import { Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LockService, ZkLockModule } from '../../../lib/index.js';
-import { calledAt, CronJobs, IntervalJobs, SlowJob } from './jobs.js';
+import { calledAt, CronJobs, IntervalJobs, LeaderJobs, SlowJob } from './jobs.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -18,12 +21,24 @@ const env = (name: string): string => {
   return value;
 };
 
+function providers(jobs: string): Type[] {
+  if (jobs === 'slow') return [SlowJob];
+  if (jobs === 'leader') return [LeaderJobs];
+  return [CronJobs, IntervalJobs];
+}
+
 @Module({
   imports: [
     ScheduleModule.forRoot(),
-    ZkLockModule.forRoot({ connectionString: env('ZK_CONNECT'), rootPath: env('ROOT_PATH'), sessionTimeoutMs: Number(env('SESSION_TIMEOUT_MS')), rootAclCheck: 'off' }),
+    ZkLockModule.forRoot({
+      connectionString: env('ZK_CONNECT'),
+      rootPath: env('ROOT_PATH'),
+      sessionTimeoutMs: Number(env('SESSION_TIMEOUT_MS')),
+      ...(process.env.LEASE_MARGIN_MS === undefined ? {} : { leaseMarginMs: Number(process.env.LEASE_MARGIN_MS) }),
+      rootAclCheck: 'off',
+    }),
   ],
-  providers: env('JOBS') === 'slow' ? [SlowJob] : [CronJobs, IntervalJobs],
+  providers: providers(env('JOBS')),
 })
 class TickAppModule {}
 
