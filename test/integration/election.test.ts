@@ -4,7 +4,7 @@
  * both an election and a lock.
  */
 import { describe, expect, it } from 'vitest';
-import { ElectionClosedError, IncompatibleLockError, InvalidOptionsError, LeadershipLostError, LockLostError } from '../../lib/errors.js';
+import { ElectionClosedError, IncompatibleLockError, InvalidOptionsError, InvalidResourceNameError, LeadershipLostError, LockLostError } from '../../lib/errors.js';
 import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { startLockApp } from '../support/lock-app.js';
@@ -129,7 +129,10 @@ describe('leader election on a real ZooKeeper', () => {
     const subscription = a.locks.events$.subscribe((event) => events.push(event));
     const ours = a.locks.elect('relay', { id: 'a' });
     expect(a.locks.elect('relay', { id: 'a' })).toBe(ours);
-    expect(() => a.locks.elect('relay', { id: 'other' })).toThrow(InvalidOptionsError);
+    expect(() => a.locks.elect('relay', { id: 'other' })).toThrow(/already an election of this LockService, joined as a/);
+    expect(a.locks.elect('relay')).toBe(ours); // what is left out matches
+    expect(() => a.locks.elect('')).toThrow(InvalidResourceNameError);
+    expect(() => a.locks.elect('x', { layout: 'zoo' as never })).toThrow(InvalidOptionsError);
     const term = await ours.leadership();
     const theirs = b.locks.elect('relay', { id: 'b' });
     const changes: boolean[] = [];
