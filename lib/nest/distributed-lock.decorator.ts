@@ -2,6 +2,7 @@ import { InvalidOptionsError } from '../errors.js';
 import { validateLockKind } from '../recipes/lock-kind.js';
 import type { DistributedLockOptions, DistributedLockSpec, LockResource } from './distributed-lock.options.js';
 import { runGuarded } from './distributed-lock.runner.js';
+import { wrapMethod } from './wrap-method.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 import { checkMs } from '../shared/durations.js';
 import { validateLayout } from '../queue/layouts.js';
@@ -58,18 +59,12 @@ export function DistributedLock(resource: LockResource, options: DistributedLock
     throw new InvalidOptionsError('@DistributedLock zkPath', 'must be an absolute ZooKeeper path or a function of the method arguments returning one');
   }
   return (target, key, descriptor: PropertyDescriptor) => {
-    const original: unknown = descriptor.value;
-    if (typeof original !== 'function') {
-      throw new InvalidOptionsError('@DistributedLock', `can only decorate methods; ${String(key)} is not one`);
-    }
     const spec: DistributedLockSpec = { resource, options, method: `${target.constructor.name}.${String(key)}` };
-    const wrapped = function (this: object, ...args: unknown[]): unknown {
-      return runGuarded(this, spec, args, () => (original as (...a: unknown[]) => unknown).apply(this, args));
-    };
-    for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
-      Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapped);
-    }
-    Object.defineProperty(wrapped, 'name', { value: original.name });
+    const wrapped = wrapMethod('@DistributedLock', key, descriptor, (original) =>
+      function (this: object, ...args: unknown[]): unknown {
+        return runGuarded(this, spec, args, () => original.apply(this, args));
+      },
+    );
     Reflect.defineMetadata(DISTRIBUTED_LOCK_METADATA, spec, wrapped);
     descriptor.value = wrapped;
     return descriptor;

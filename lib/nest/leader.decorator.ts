@@ -2,7 +2,8 @@ import { InvalidOptionsError, LockServiceClosedError } from '../errors.js';
 import type { LeaderHandle } from '../recipes/leader-handle.js';
 import type { LockService } from '../service/lock.service.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
-import { type LeaderMethodOptions, type LeaderSpec, validateLeaderOptions, wrapMethod } from './leader.options.js';
+import { type LeaderMethodOptions, type LeaderSpec, validateLeaderOptions } from './leader.options.js';
+import { wrapMethod } from './wrap-method.js';
 import type { MethodSchedule } from './scheduled-method.js';
 import { LEADER_METADATA } from './zk-lock.constants.js';
 
