@@ -3,8 +3,9 @@ import { formatDuration, kindLabel, type LockViewData, type LockViewNode, roleLa
 const HEADERS = ['RESOURCE', 'KIND', 'ROLE', 'MODE', 'OWNER', 'HOST', 'PID', 'SESSION', 'IN QUEUE FOR'];
 
 /**
- * The locks as a text table, one row per holder or waiter (an election's leader and followers). Names and owners are whatever the
- * applications wrote: control characters are escaped so that they cannot drive the terminal.
+ * The locks as a text table, one row per holder or waiter (an election's leader and followers).
+ * Names and owners are whatever the applications wrote: control characters are escaped so that
+ * they cannot drive the terminal.
  */
 export function formatTable(view: LockViewData, asked: readonly string[] = []): string {
   const notes = (view.unreadable ?? []).map((item) => `Not read: ${item.path}: ${item.reason}`);
