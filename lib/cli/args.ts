@@ -55,7 +55,8 @@ export const USAGE = `Usage: nestjs-zk-lock inspect --connect host:port[,host:po
 
 inspect shows every lock under the root path: its holders and its waiters in queue order, with how
 long each has been in the queue; with --path and --scan, also the locks of Curator and kazoo
-services (and ours at a zkPath), each read by its layout's rules.
+services (and ours at a zkPath), each read by its layout's rules. A leader election shows as kind
+election: its leader, then its followers in line, each with its id (a Curator LeaderLatch too).
 
 revoke asks the holders of one lock to release it (Curator's revocation: holders that took it with
 onReleaseRequest, and Curator holders made revocable, hear it); with --force-after, the nodes of

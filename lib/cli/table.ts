@@ -1,10 +1,11 @@
-import { formatDuration, kindLabel, type LockViewData, type LockViewNode } from '../live-view/view-model.js';
+import { formatDuration, kindLabel, type LockViewData, type LockViewNode, roleLabel } from '../live-view/view-model.js';
 
 const HEADERS = ['RESOURCE', 'KIND', 'ROLE', 'MODE', 'OWNER', 'HOST', 'PID', 'SESSION', 'IN QUEUE FOR'];
 
 /**
- * The locks as a text table, one row per holder or waiter. Names and owners are whatever the
- * applications wrote: control characters are escaped so that they cannot drive the terminal.
+ * The locks as a text table, one row per holder or waiter (an election's leader and followers).
+ * Names and owners are whatever the applications wrote: control characters are escaped so that
+ * they cannot drive the terminal.
  */
 export function formatTable(view: LockViewData, asked: readonly string[] = []): string {
   const notes = (view.unreadable ?? []).map((item) => `Not read: ${item.path}: ${item.reason}`);
@@ -16,8 +17,8 @@ export function formatTable(view: LockViewData, asked: readonly string[] = []): 
   const rows: string[][] = [];
   for (const lock of view.locks) {
     const nodes: [string, LockViewNode][] = [
-      ...lock.holders.map((node): [string, LockViewNode] => ['holder', node]),
-      ...lock.waiters.map((node, i): [string, LockViewNode] => [`waiter #${i + 1}`, node]),
+      ...lock.holders.map((node, i): [string, LockViewNode] => [roleLabel(lock, true, i + 1), node]),
+      ...lock.waiters.map((node, i): [string, LockViewNode] => [roleLabel(lock, false, i + 1), node]),
     ];
     nodes.forEach(([role, node], i) => {
       rows.push([

@@ -54,13 +54,20 @@ const SCRIPT = `
     return Math.floor(whole / 3600) + ' h ' + pad(Math.floor(whole / 60) % 60) + ' min';
   }
 
-  function row(node, role, position) {
+  // An election's holder is its leader, its waiters its followers (view-model.ts roleLabel).
+  function roleLabel(lock, role, position) {
+    const election = lock.kind === 'election';
+    if (role === 'holder') return election ? 'leader' : 'holder';
+    return (election ? 'follower' : 'waiter') + ' #' + position;
+  }
+
+  function row(lock, node, role, position) {
     const tr = el('tr', role);
     tr.dataset.role = role;
     tr.dataset.session = node.sessionId;
     tr.dataset.node = node.node;
     const cells = [
-      ['role', role === 'holder' ? 'holder' : 'waiter #' + position],
+      ['role', roleLabel(lock, role, position)],
       ['mode', node.mode],
       ['owner', node.owner ?? node.participant ?? node.data ?? ''],
       ['host', node.host ?? ''],
@@ -90,8 +97,8 @@ const SCRIPT = `
     thead.append(head);
     table.append(thead);
     const rows = el('tbody');
-    lock.holders.forEach((node, i) => rows.append(row(node, 'holder', i + 1)));
-    lock.waiters.forEach((node, i) => rows.append(row(node, 'waiter', i + 1)));
+    lock.holders.forEach((node, i) => rows.append(row(lock, node, 'holder', i + 1)));
+    lock.waiters.forEach((node, i) => rows.append(row(lock, node, 'waiter', i + 1)));
     if (lock.localWaiters) {
       const local = el('tr', 'local');
       const cell = el('td', 'muted', '+ ' + lock.localWaiters + ' waiting in this process (cohort queue, not in ZooKeeper)');

@@ -24,7 +24,10 @@ export interface LockViewEntry {
   readonly path: string;
   /** Whose rules its nodes follow: `nestjs-zk-lock`, `curator` or `kazoo`. */
   readonly layout: LockLayout;
-  /** `exclusive`, `read/write`, `semaphore` or `simple`, from the modes of its nodes. */
+  /**
+   * `exclusive`, `read/write`, `semaphore`, `simple` or `election`, from the modes of its nodes. An
+   * election's holder is its leader, its waiters the followers in line.
+   */
   readonly kind: string;
   /** The semaphore's permit count, for a semaphore. */
   readonly permits?: number;
@@ -92,6 +95,7 @@ function toEntry(lock: LockInspection, readAt: Date): LockViewEntry {
 function kindOf(nodes: readonly LockNodeInfo[]): string {
   const modes = new Set(nodes.map((node) => node.mode));
   if (modes.has('simple')) return 'simple';
+  if (modes.has('election')) return 'election';
   if (modes.has('semaphore')) return 'semaphore';
   if (modes.has('read') || modes.has('write') || modes.has('downgraded-read')) return 'read/write';
   return 'exclusive';
@@ -139,7 +143,17 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(whole / 3600)} h ${String(Math.floor(whole / 60) % 60).padStart(2, '0')} min`;
 }
 
-/** A lock's kind as one label: `semaphore (3 permits)`, `read/write`, `curator exclusive`, ... */
+/**
+ * A node's role as the views show it: `holder` and `waiter #<n>` (1 is next); in an election,
+ * `leader` and `follower #<n>`. The page's script has the same rule.
+ */
+export function roleLabel(entry: LockViewEntry, holder: boolean, position: number): string {
+  const election = entry.kind === 'election';
+  if (holder) return election ? 'leader' : 'holder';
+  return `${election ? 'follower' : 'waiter'} #${position}`;
+}
+
+/** A lock's kind as one label: `semaphore (3 permits)`, `read/write`, `curator exclusive`, `curator election`, ... */
 export function kindLabel(entry: LockViewEntry): string {
   const kind = entry.layout === 'nestjs-zk-lock' ? entry.kind : `${entry.layout} ${entry.kind}`;
   return entry.permits === undefined ? kind : `${kind} (${entry.permits} permits)`;

@@ -7,8 +7,9 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZkLockHealthIndicator } from '../../lib/health/index.js';
-import { LockService, ZkLockModule } from '../../lib/index.js';
-import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { type Election, LockService, ZkLockModule } from '../../lib/index.js';
+import { startLockApp } from '../support/lock-app.js';
+import { eventually, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 @Controller('health')
 class HealthController {
@@ -42,6 +43,8 @@ interface Body {
 
 describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKeeper', () => {
   const zk = useZooKeeper({ own: true });
+  const rootPath = uniqueRoot('health');
+  const digest = 'health-user:s3cret-password';
   let application: INestApplication;
   let base: string;
 
@@ -72,8 +75,8 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
           // The longest session the test server allows: a suspension lasts long enough to be seen.
           sessionTimeoutMs: 4000,
           shutdownGraceMs: 50,
-          rootPath: uniqueRoot('health'),
-          digest: 'health-user:s3cret-password',
+          rootPath,
+          digest,
         }),
         TerminusModule,
       ],
@@ -105,9 +108,37 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       heldLocks: 1,
       addon: 'nestjs-zk-lock',
       tls: false,
+      elections: [],
     });
     expect(text).not.toContain('s3cret');
     expect((await get('/health')).body.info?.zookeeper?.heldLocks).toBe(0);
+  });
+
+  it("lists this instance's elections: up while it follows, state leading with the term's token once it leads", async () => {
+    const other = await startLockApp(zk, { rootPath, digest, ...STEADY_SESSION });
+    let ours: Election | undefined;
+    try {
+      // Another instance joins first and leads; this one follows.
+      await other.locks.elect('relay', { id: 'other' }).leadership();
+      ours = application.get(LockService).elect('relay', { id: 'health-a' });
+      await eventually(async () => (await ours!.participants()).length === 2, { what: 'this instance to queue' });
+      const following = await get('/health');
+      expect(following.status).toBe(200);
+      expect(following.body.info?.zookeeper?.status).toBe('up');
+      expect(following.body.info?.zookeeper?.elections).toEqual([{ group: 'relay', id: 'health-a', state: 'following' }]);
+
+      await other.application.close(); // it leaves the election: this instance leads next
+      const term = await ours.leadership();
+      const leading = await get('/health');
+      expect(leading.status).toBe(200);
+      expect(leading.body.info?.zookeeper).toMatchObject({
+        status: 'up',
+        elections: [{ group: 'relay', id: 'health-a', state: 'leading', fencingToken: term.fencingToken }],
+      });
+    } finally {
+      await ours?.close();
+      await other.application.close();
+    }
   });
 
   it('follows an outage: up while suspended (down with downWhenSuspended), 503 down once lost, up again on a new session', async () => {

@@ -1,9 +1,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LockViewData } from '../../lib/live-view/view-model.js';
+import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
@@ -145,6 +147,61 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     expect(await exited).toBe(0);
     for (const lock of held) await lock.release();
     await Promise.all(waiting.map(async (p) => (await p).release()));
+  });
+
+  it('shows an election as such: its leader, then its followers in line with their ids; a Curator LeaderLatch at --path or under --scan too', async () => {
+    const rootPath = uniqueRoot('clielect');
+    const latch = `${rootPath}-svc/latch`;
+    const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
+    const joined: Candidacy[] = [];
+    // One at a time, so that the queue order is the join order.
+    for (const [i, connection] of [a!, b!, c!].entries()) {
+      joined.push(new Candidacy(connection, 'relay', { id: `p${i}` }, { rootPath }));
+      await queueLength(a!, `${rootPath}/relay`, i + 1);
+    }
+    // Curator's LeaderLatch nodes (`_c_<uuid>-latch-<seq>`, the id as data), as a Java service makes them.
+    for (const [i, connection] of [b!, c!].entries()) {
+      joined.push(new Candidacy(connection, 'latch', { id: `java-${i}`, layout: 'curator', zkPath: latch }, { rootPath }));
+      await queueLength(a!, latch, i + 1);
+    }
+    await Promise.all([joined[0]!.leadership(), joined[3]!.leadership()]);
+
+    const result = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath, '--path', latch]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^2 locks \\(1 under ${rootPath}, 1 at other paths\\), read at `));
+    // Empty cells (a Curator node has no host or pid) fold into the spaces around them.
+    const rows = lines.slice(3).map((line) => line.trim().split(/\s{2,}/).slice(0, -1));
+    const host = hostname();
+    const pid = String(process.pid);
+    expect(rows).toEqual([
+      ['relay', 'election', 'leader', 'election', 'p0', host, pid, a!.sessionId],
+      ['follower #1', 'election', 'p1', host, pid, b!.sessionId],
+      ['follower #2', 'election', 'p2', host, pid, c!.sessionId],
+      [latch, 'curator election', 'leader', 'election', 'java-0', b!.sessionId],
+      ['follower #1', 'election', 'java-1', c!.sessionId],
+    ]);
+    expect(await joined[0]!.participants()).toEqual(['p0', 'p1', 'p2']);
+
+    // Found under --scan by its nodes' names, and in the JSON: the ids as Curator's participants.
+    const scanned = await runCli(['inspect', '--connect', zk.connectString, '--root', rootPath, '--scan', `${rootPath}-svc`, '--json']);
+    expect(scanned.code).toBe(0);
+    const view = JSON.parse(scanned.stdout) as LockViewData;
+    expect(view.locks.map((lock) => [lock.path, lock.layout, lock.kind])).toEqual([
+      [`${rootPath}/relay`, 'nestjs-zk-lock', 'election'],
+      [latch, 'curator', 'election'],
+    ]);
+    const curator = view.locks[1]!;
+    expect([...curator.holders, ...curator.waiters].map((node) => [node.participant, node.mode])).toEqual([
+      ['java-0', 'election'],
+      ['java-1', 'election'],
+    ]);
+    const nodes = (await childrenOf(a!, latch)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    expect([curator.holders[0]!.node, curator.waiters[0]!.node]).toEqual(nodes);
+    expect(nodes.every((node) => /^_c_[0-9a-f-]{36}-latch-\d{10}$/.test(node))).toBe(true);
+    expect(view.locks[0]!.waiters.map((node) => node.owner)).toEqual(['p1', 'p2']);
+    await Promise.all(joined.map((candidacy) => candidacy.close()));
   });
 
   it('says what to fix, with a non-zero exit, for bad arguments and an unreachable ZooKeeper', async () => {

@@ -8,11 +8,12 @@ import { type LockHandle, type LockService, ZkLockModule } from '../../lib/index
 import { ZkLockViewModule, type ZkLockViewOptions } from '../../lib/live-view/index.js';
 import type { LockViewData } from '../../lib/live-view/view-model.js';
 import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
+import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
-import { childrenOf, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Set to a file path (docs/live-view.png) to save a screenshot of the page with its locks. */
@@ -241,6 +242,51 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
     for (const handle of handles) await handle.release();
     for (const wait of waits) await (await wait).release();
     await javaLike.release();
+  });
+
+  it('shows an election as such: its leader, then its followers in line with their ids; a Curator LeaderLatch of a scan root as a Curator election', async () => {
+    const [a, b, c] = lockers as [LockService, LockService, LockService];
+    // A steady session: the latch's participant keeps its node (and its session) for the whole test.
+    const zkView = await connect(STEADY_SESSION);
+    const scanned = uniqueRoot('elections');
+    const latch = `${scanned}/latch`;
+    const url = `${await viewerApp({ refreshMs: 250, scan: [{ root: scanned }] })}/zk-locks`;
+    const groupPath = `${rootPath}/${encodeResource('relay')}`;
+    const elections = [a.elect('relay', { id: 'relay-a' })];
+    await queueLength(zkView, groupPath, 1);
+    elections.push(b.elect('relay', { id: 'relay-b' }));
+    await queueLength(zkView, groupPath, 2);
+    elections.push(c.elect('relay', { id: 'relay-c' }));
+    await queueLength(zkView, groupPath, 3);
+    await elections[0]!.leadership();
+    // Curator's LeaderLatch nodes, the participant id as their data, as a Java service makes them.
+    const java = new Candidacy(zkView, 'latch', { id: 'java-1', layout: 'curator', zkPath: latch }, { rootPath });
+    await java.leadership();
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(url);
+    await page.waitForSelector(`section.lock[data-resource="relay"] tbody tr:nth-child(3)`);
+    await page.waitForSelector(`section.lock[data-resource="${latch}"] tbody tr`);
+    const shown = Object.fromEntries((await shownLocks(page)).map((lock) => [lock.resource, lock]));
+    expect([shown.relay!.kind, shown[latch]!.kind]).toEqual(['election', 'curator election']);
+    // The group's nodes as ZooKeeper has them, in sequence order: the first leads; each id is its node's owner.
+    const queue = await queueInZooKeeper(zkView, 'relay');
+    expect(queue.map((node) => node.owner)).toEqual(['relay-a', 'relay-b', 'relay-c']);
+    expect(shown.relay!.rows.map((row) => [row.role, row.mode, row.node, row.session, row.owner])).toEqual(
+      queue.map((node, i) => [i === 0 ? 'leader' : `follower #${i}`, 'election', node.node, node.session, node.owner]),
+    );
+    expect(shown[latch]!.rows.map((row) => [row.role, row.mode, row.owner, row.session])).toEqual([['leader', 'election', 'java-1', zkView.sessionId]]);
+    expect(shown[latch]!.rows[0]!.node).toMatch(/^_c_[0-9a-f-]{36}-latch-\d{10}$/);
+
+    // The next leader appears on the same page once the leader leaves.
+    await elections[0]!.close();
+    await page.locator('section.lock[data-resource="relay"] tr[data-role="holder"] td[data-col="owner"]', { hasText: /^relay-b$/ }).waitFor();
+    await expect.poll(async () => (await shownLocks(page)).find((lock) => lock.resource === 'relay')?.rows.map((row) => [row.role, row.owner]), { timeout: 30_000 }).toEqual([
+      ['leader', 'relay-b'],
+      ['follower #1', 'relay-c'],
+    ]);
+    await page.close();
+    await Promise.all([...elections.slice(1).map((election) => election.close()), java.close()]);
   });
 
   it('shows owners as text, never as HTML', async () => {

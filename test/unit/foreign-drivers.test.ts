@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  curatorLatchDriver,
   curatorMutexDriver,
   curatorReadDriver,
   curatorSortKey,
@@ -54,6 +55,44 @@ describe('Curator and kazoo drivers: names, order, who holds', () => {
     expect(kazooReadDriver.decide(all, 2)).toEqual({ granted: false, watch: [all[1]] });
     expect(kazooLockDriver.prefix('1')).toMatch(/^[0-9a-f]{32}__lock__$/);
     expect(kazooReadDriver.prefix('1')).toMatch(/^[0-9a-f]{32}__rlock__$/);
+  });
+
+  it("Curator's LeaderLatch: latch names sorted by the text after `latch-`, index 0 leads, the others watch the one before", () => {
+    const latch = (n: number, id = uuid) => `_c_${id}-latch-${String(n).padStart(10, '0')}`;
+    const other = 'ffffffff-0000-4000-8000-000000000000';
+    const queue = curatorLatchDriver.order([latch(12), latch(3, other), latch(7)]);
+    expect(queue.map((e) => e.name)).toEqual([latch(3, other), latch(7), latch(12)]);
+    expect(queue.map((e) => [e.kind, e.sequence])).toEqual([['e', 3], ['e', 7], ['e', 12]]);
+    expect(curatorSortKey(latch(3), 'latch-')).toBe('0000000003');
+    expect(curatorLatchDriver.decide(queue, 0)).toEqual({ granted: true });
+    expect(curatorLatchDriver.decide(queue, 2)).toEqual({ granted: false, watch: [queue[1]] });
+    expect(curatorLatchDriver).toMatchObject({ layout: 'curator', kind: 'e', grantsByWrite: false });
+    expect(curatorLatchDriver.prefix('1')).toMatch(/^_c_[0-9a-f-]{36}-latch-$/);
+    expect(styleOf(latch(1))).toBe('curator-latch');
+  });
+
+  it("Curator's LeaderLatch refuses a mutex's or read/write lock's nodes on its path, and they refuse its, naming the LeaderLatch", () => {
+    const latch = `_c_${uuid}-latch-0000000001`;
+    const mutex = `_c_${uuid}-lock-0000000002`;
+    const write = `_c_${uuid}-__WRIT__0000000002`;
+    const read = `_c_${uuid}-__READ__0000000003`;
+    for (const node of [mutex, write, read]) {
+      expect(() => curatorLatchDriver.order([latch, node])).toThrow(QueueConflictError);
+      expect(() => curatorLatchDriver.order([latch, node])).toThrow(/which do not exclude this election's/);
+    }
+    const refused = (() => {
+      try {
+        curatorLatchDriver.order([latch, mutex]);
+      } catch (error) {
+        return error as QueueConflictError;
+      }
+    })();
+    expect(refused?.detail).toMatch(/InterProcessMutex/);
+    expect(refused?.advice).toMatch(/either a LeaderLatch election or a lock/);
+    expect(() => curatorMutexDriver.order([mutex, latch])).toThrow(/Curator's LeaderLatch \(an election/);
+    expect(() => curatorReadDriver.order([read, latch])).toThrow(/Curator's LeaderLatch/);
+    expect(() => kazooLockDriver.order([`${'b'.repeat(32)}__lock__0000000001`, latch])).toThrow(/Curator's LeaderLatch/);
+    expect(() => exclusiveDriver.order([`x-100000511d50000-3-0000000042`, latch])).toThrow(/Curator's LeaderLatch/);
   });
 
   it("refuses another layout's nodes, in each layout, and knows each client's names", () => {

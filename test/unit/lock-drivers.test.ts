@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   downgradeReadDriver,
+  electionDriver,
   exclusiveDriver,
   readDriver,
   semaphoreDriver,
@@ -87,5 +88,41 @@ describe('semaphore driver', () => {
     const prefix = nodePrefix('s', 'abc', 7);
     expect(prefix.startsWith('s7-abc-')).toBe(true);
     expect(parseEntry(`${prefix}0000000009`)).toMatchObject({ kind: 's', permits: 7, sequence: 9 });
+  });
+});
+
+describe('election driver', () => {
+  it('lets the head lead and makes every other participant watch only the one just before it; it never grants by write', () => {
+    const queue = queueOf('eee');
+    expect(electionDriver.decide(queue, 0)).toEqual({ granted: true });
+    expect(electionDriver.decide(queue, 1)).toEqual({ granted: false, watch: [queue[0]] });
+    expect(watched(electionDriver.decide(queue, 2))).toEqual(['e2']);
+    expect(electionDriver).toMatchObject({ kind: 'e', layout: 'nestjs-zk-lock', grantsByWrite: false });
+    expect(parseEntry(`${electionDriver.prefix('abc')}0000000004`)).toMatchObject({ kind: 'e', sequence: 4 });
+  });
+
+  it('refuses a lock or a semaphore below a participant, and a lock or semaphore refuses a participant below it', () => {
+    expect(() => electionDriver.decide(queueOf('xe'), 1)).toThrow(QueueConflictError);
+    expect(() => electionDriver.decide(queueOf('xe'), 1)).toThrow(/in use as a lock \(node x-a0-1-0000000001\); a name is either an election or a lock/);
+    expect(() => electionDriver.decide(queueOf('we'), 1)).toThrow(/in use as a lock/);
+    expect(() => electionDriver.decide(queueOf('re'), 1)).toThrow(/in use as a lock/);
+    expect(() => electionDriver.decide(queueOf('se', '3'), 1)).toThrow(/in use as a semaphore/);
+    expect(() => exclusiveDriver.decide(queueOf('ex'), 1)).toThrow(/in use as a leader election \(node e-a0-1-0000000001\)/);
+    expect(() => writeDriver.decide(queueOf('ew'), 1)).toThrow(/in use as a leader election/);
+    expect(() => readDriver.decide(queueOf('er'), 1)).toThrow(/in use as a leader election/);
+    expect(() => semaphoreDriver(3).decide(queueOf('es', '3'), 1)).toThrow(/in use as a leader election/);
+    // The advice names the way out on each side.
+    const advice = (decide: () => unknown) => {
+      try {
+        decide();
+      } catch (error) {
+        return (error as QueueConflictError).advice;
+      }
+    };
+    expect(advice(() => exclusiveDriver.decide(queueOf('ex'), 1))).toMatch(/LockService\.elect, @Leader/);
+    expect(advice(() => electionDriver.decide(queueOf('xe'), 1))).toMatch(/another group name/);
+    // A newer entry of another kind is the newcomer's mistake: the leader keeps leading.
+    expect(electionDriver.decide(queueOf('ex'), 0).granted).toBe(true);
+    expect(exclusiveDriver.decide(queueOf('xe'), 0).granted).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, InvalidResourceNameError } from '../../lib/errors.js';
-import { detectLayout, leasePoolOf } from '../../lib/queue/layouts.js';
+import { detectLayout, layoutOfStyle, leasePoolOf, styleOf } from '../../lib/queue/layouts.js';
 import { lockHolders, lockHoldersAt, waitersOf } from '../../lib/queue/lock-holders.js';
 import { checkTargets } from '../../lib/recipes/inspect-elsewhere.js';
 import { QueueConflictError } from '../../lib/zookeeper/zk-errors.js';
@@ -16,6 +16,7 @@ describe("a lock path's layout, told by its nodes' names", () => {
     ['Curator InterProcessMutex (unprotected)', [`lock-${seq(3)}`], 'curator'],
     ['a kazoo lock named the Curator way', [`${hex}-lock-${seq(1)}`], 'curator'],
     ['Curator InterProcessReadWriteLock', [`_c_${uuid}-__READ__${seq(1)}`, `_c_${uuid}-__WRIT__${seq(2)}`], 'curator'],
+    ["Curator LeaderLatch (an election)", [`_c_${uuid}-latch-${seq(2)}`, `_c_${uuid}-latch-${seq(1)}`], 'curator'],
     ['kazoo Lock or WriteLock', [`${hex}__lock__${seq(4)}`], 'kazoo'],
     ['kazoo ReadLock', [`${hex}__rlock__${seq(4)}`], 'kazoo'],
     ["this library's own", [`x-100000511d50000-3-${seq(42)}`], 'nestjs-zk-lock'],
@@ -39,6 +40,9 @@ describe("a lock path's layout, told by its nodes' names", () => {
     expect(detectLayout([...children].reverse())).toEqual(mixed);
     // Curator's mutex and its read/write lock do not see each other's nodes either.
     expect(detectLayout([`_c_${uuid}-lock-${seq(1)}`, `_c_${uuid}-__WRIT__${seq(2)}`])?.mixed).toEqual(['curator-mutex', 'curator-read-write']);
+    // Nor a LeaderLatch and a lock: an election and a lock on one path.
+    expect(detectLayout([`_c_${uuid}-latch-${seq(1)}`, `_c_${uuid}-lock-${seq(2)}`])?.mixed).toEqual(['curator-mutex', 'curator-latch']);
+    expect(detectLayout([`${hex}__lock__${seq(2)}`, `_c_${uuid}-latch-${seq(1)}`])).toEqual({ layout: 'curator', pool: false, mixed: ['curator-latch', 'kazoo'] });
   });
 
   it('names no layout for a path without lock nodes (empty, or only strangers)', () => {
@@ -53,6 +57,28 @@ describe("holders and waiters by each layout's rules (what the views and request
     const roles = lockHolders(children, 'curator');
     expect(names(roles.holders)).toEqual([`_c_${uuid}-lock-${seq(2)}`]);
     expect(names(waitersOf(roles))).toEqual([`_c_${uuid}-lock-${seq(5)}`, `_c_${uuid}-lock-${seq(9)}`]);
+  });
+
+  it("Curator's LeaderLatch: the first in its order (by the text after `latch-`) holds, as its leader; the rest wait in that order", () => {
+    const latch = (n: number, id = uuid) => `_c_${id}-latch-${seq(n)}`;
+    const other = 'ffffffff-0000-4000-8000-000000000000';
+    expect([latch(1), `latch-${seq(1)}`].map(styleOf)).toEqual(['curator-latch', 'curator-latch']);
+    expect(layoutOfStyle('curator-latch')).toBe('curator');
+    const roles = lockHolders([latch(9), latch(2, other), latch(5)], 'curator');
+    expect(names(roles.holders)).toEqual([latch(2, other)]);
+    expect(names(waitersOf(roles))).toEqual([latch(5), latch(9)]);
+    expect(roles.mayHold).toEqual([]);
+    expect(roles.queue.every((entry) => entry.kind === 'e')).toBe(true);
+    // A lock's node on a latch path: the caller that named the layout is told of both.
+    expect(() => lockHoldersAt('/svc/leader', [latch(1), `_c_${uuid}-lock-${seq(2)}`], 'curator')).toThrow(
+      /'curator' does not match the lock at \/svc\/leader: its path holds Curator's InterProcessMutex .* which do not exclude this election's/,
+    );
+  });
+
+  it('ours, an election: the head leads, every other participant waits in sequence order', () => {
+    const roles = lockHolders([`e-200000511d50000-1-${seq(7)}`, `e-100000511d50000-1-${seq(3)}`, `e-300000511d50000-1-${seq(9)}`], 'nestjs-zk-lock');
+    expect(names(roles.holders)).toEqual([`e-100000511d50000-1-${seq(3)}`]);
+    expect(names(waitersOf(roles))).toEqual([`e-200000511d50000-1-${seq(7)}`, `e-300000511d50000-1-${seq(9)}`]);
   });
 
   it("Curator's read/write lock: the reads before the first write hold; a downgrade read and its write hold together", () => {

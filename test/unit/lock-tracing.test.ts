@@ -4,7 +4,7 @@
  * test/e2e/tracing.e2e.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
+import { LeadershipLostError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
 import type { LockRequest } from '../../lib/context/lock-request.js';
 import { LockTracing } from '../../lib/events/lock-tracing.js';
 import type { OtelApi, OtelAttributes, OtelSpan } from '../../lib/events/otel-api.js';
@@ -12,6 +12,7 @@ import type { OtelApi, OtelAttributes, OtelSpan } from '../../lib/events/otel-ap
 class FakeSpan implements OtelSpan {
   readonly attributes: OtelAttributes = {};
   readonly events: string[] = [];
+  readonly eventAttributes: (OtelAttributes | undefined)[] = [];
   status: number | undefined = undefined;
   ends = 0;
 
@@ -27,8 +28,9 @@ class FakeSpan implements OtelSpan {
   setAttributes(attributes: OtelAttributes): void {
     Object.assign(this.attributes, attributes);
   }
-  addEvent(name: string): void {
+  addEvent(name: string, attributes?: OtelAttributes): void {
     this.events.push(name);
+    this.eventAttributes.push(attributes);
   }
   setStatus(status: { code: number }): void {
     this.status = status.code;
@@ -114,6 +116,21 @@ describe('lock spans', () => {
     hold.aborted(lost);
     hold.released(lost);
     expect(spans[1]).toMatchObject({ ends: 1, status: 2, attributes: { 'lock.outcome': 'lost', 'lock.loss_reason': 'session-expired' } });
+  });
+
+  it('a change of leadership is a span event on the active span: lock.elected, lock.revoked with how the term ended', () => {
+    const { api } = fakeApi();
+    const active = new FakeSpan('GET /jobs', undefined, undefined, true);
+    const tracing = LockTracing.create(undefined, { ...api, trace: { ...api.trace, getSpan: () => active } })!;
+    tracing.eventOnActiveSpan({ type: 'elected', group: 'relay', participantId: 'web-1', fencingToken: '42', waitMs: 3, timestamp: 0 });
+    const error = new LeadershipLostError('relay', '42', 'resigned', 'revoked', 'resigned');
+    tracing.eventOnActiveSpan({ type: 'revoked', group: 'relay', participantId: 'web-1', fencingToken: '42', leadMs: 9, end: 'resigned', reason: 'revoked', error, timestamp: 0 });
+    tracing.eventOnActiveSpan({ type: 'requested', ...target, tryOnly: false, timestamp: 0 }); // an acquire's: its spans say it
+    expect(active.events).toEqual(['lock.elected', 'lock.revoked']);
+    expect(active.eventAttributes).toEqual([
+      { 'lock.group': 'relay', 'lock.participant': 'web-1', 'lock.fencing_token': '42' },
+      { 'lock.group': 'relay', 'lock.participant': 'web-1', 'lock.leadership_end': 'resigned', 'lock.loss_reason': 'revoked' },
+    ]);
   });
 
   it('nothing is traced when the span does not record (no SDK registered, or not sampled)', () => {

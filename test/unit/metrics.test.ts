@@ -1,6 +1,6 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, type LockEvent, type LockSessionInfo } from '../../lib/index.js';
+import { InvalidOptionsError, LeadershipLostError, type LockEvent, type LockSessionInfo } from '../../lib/index.js';
 import { LockMetrics } from '../../lib/metrics/index.js';
 
 const at = { timestamp: 0, owner: undefined, permits: undefined };
@@ -101,6 +101,53 @@ describe('LockMetrics', () => {
     expect(text).toContain('# TYPE app_lock_hold_seconds histogram\n');
     expect(text).toContain('# TYPE app_lock_timeouts_total counter\n');
     expect(text).toContain('# TYPE app_zk_session_state gauge\n');
+  });
+
+  it('counts terms of leadership by group (and how they ended), and writes lock_leader 1 or 0 for each election of the service', () => {
+    const service = fakeService({
+      elections: [
+        { group: 'relay', id: 'a', state: 'leading', fencingToken: '12' },
+        { group: 'jobs "nightly"', id: 'a', state: 'following' },
+        { group: 'broken', id: 'a', state: 'failed' },
+      ],
+    });
+    const metrics = new LockMetrics({ prefix: 'app_' });
+    metrics.attach(service);
+    const elected = (group: string, fencingToken: string): LockEvent => ({ type: 'elected', group, participantId: 'a', fencingToken, waitMs: 3, timestamp: 0 });
+    const revoked = (group: string, fencingToken: string, end: 'lost' | 'resigned' | 'left'): LockEvent => {
+      const error = new LeadershipLostError(group, fencingToken, 'given up', end === 'lost' ? 'session-expired' : 'revoked', end);
+      return { type: 'revoked', group, participantId: 'a', fencingToken, leadMs: 40, end, reason: error.reason, error, timestamp: 0 };
+    };
+    service.events$.next(elected('relay', '5'));
+    service.events$.next(revoked('relay', '5', 'resigned'));
+    service.events$.next(elected('relay', '9'));
+    service.events$.next(revoked('relay', '9', 'lost'));
+    service.events$.next(elected('relay', '12'));
+    service.events$.next(elected('jobs "nightly"', '3'));
+    service.events$.next(revoked('jobs "nightly"', '3', 'left'));
+    service.events$.next({ type: 'skipped', resource: 'relay', mode: 'exclusive', permits: undefined, owner: undefined, timestamp: 0, reason: 'not-leader' });
+    const text = metrics.prometheus();
+    const samples = text.split('\n').filter((line) => /^app_lock_(leader|leadership|skipped)/.test(line));
+    expect(samples).toEqual([
+      'app_lock_skipped_total{mode="exclusive",reason="not-leader"} 1',
+      'app_lock_leadership_elected_total{group="relay"} 3',
+      'app_lock_leadership_elected_total{group="jobs \\"nightly\\""} 1',
+      'app_lock_leadership_revoked_total{group="relay",end="resigned"} 1',
+      'app_lock_leadership_revoked_total{group="relay",end="lost"} 1',
+      'app_lock_leadership_revoked_total{group="jobs \\"nightly\\"",end="left"} 1',
+      'app_lock_leader{group="relay"} 1',
+      'app_lock_leader{group="jobs \\"nightly\\""} 0',
+      'app_lock_leader{group="broken"} 0',
+    ]);
+    expect(text).toContain('# TYPE app_lock_leader gauge\n');
+    expect(text).toContain('# TYPE app_lock_leadership_elected_total counter\n');
+    expect(text).toContain('# TYPE app_lock_leadership_revoked_total counter\n');
+    // Leadership is not a lock: no acquire, release or loss is counted for it.
+    expect(metrics.snapshot()).toMatchObject({ acquired: 0, released: 0, lost: 0, skipped: { busy: 0, 'ran-this-tick': 0, 'not-leader': 1 } });
+    // No election, no leader gauge.
+    const none = new LockMetrics();
+    none.attach(fakeService());
+    expect(none.prometheus()).not.toMatch(/lock_leader[ {]/);
   });
 
   it('refuses buckets that do not increase, and a prefix that is not part of a metric name', () => {
