@@ -57,7 +57,7 @@ export interface LockMetricsSnapshot {
   /** Acquires that failed with another error, by error name. */
   readonly failures: Readonly<Record<string, number>>;
   readonly lost: number;
-  /** Runs skipped (busy, or their tick already ran), by reason. */
+  /** Runs skipped (busy, their tick already ran, or not the leader), by reason. */
   readonly skipped: Readonly<Record<LockSkipReason, number>>;
   /** ZooKeeper sessions lost. */
   readonly sessionsLost: number;
@@ -88,7 +88,7 @@ export class LockMetrics {
   private readonly aborted = new Counter('lock_aborted_total', "Acquires stopped by the caller's signal.");
   private readonly failures = new Counter('lock_failures_total', 'Acquires that failed with an error, by error name.');
   private readonly lost = new Counter('lock_lost_total', 'Held locks lost (session expired or lost, or taken away at shutdown).');
-  private readonly skipped = new Counter('lock_skipped_total', 'Runs skipped: their lock was busy, or their scheduled tick already ran (by reason).');
+  private readonly skipped = new Counter('lock_skipped_total', 'Runs skipped: their lock was busy, their scheduled tick already ran, or this instance does not lead (by reason).');
   private readonly skippedByReason: Record<LockSkipReason, number> = { busy: 0, 'ran-this-tick': 0, 'not-leader': 0 };
   private readonly sessionsLost = new Counter('zk_session_lost_total', 'ZooKeeper sessions lost.', false);
   private readonly elected = new Counter('lock_leadership_elected_total', 'Terms of leadership this instance began (by group).');

@@ -30,7 +30,8 @@ import { MAX_NODE_DATA_BYTES, type RecipeOptions, RecipeRuntime, runtimeOf } fro
 export interface CandidacyOptions {
   /**
    * This participant's id, stored in its node: what `leader()` and `participants()` return, and
-   * what Curator's `getParticipants()` and kazoo's `contenders()` show.
+   * what Curator's `getParticipants()` and kazoo's `contenders()` show. Its node holds at most 1024
+   * bytes, the host name and pid included in this library's layout.
    * @default `<hostname>:<pid>`
    */
   id?: string;
@@ -289,7 +290,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 function nodeData(id: string, layout: LockLayout): Buffer {
   const data = Buffer.from(layout === DEFAULT_LAYOUT ? JSON.stringify({ host: hostname(), pid: process.pid, owner: id }) : id);
   if (data.length > MAX_NODE_DATA_BYTES) {
-    throw new InvalidOptionsError('id', `is ${data.length} bytes in its node, and at most ${MAX_NODE_DATA_BYTES} fit (every participant reads it): use a shorter id`);
+    // What the node holds besides the id: in our layout, the host and pid around it (the id as a JSON string, quotes aside).
+    const besides = layout === DEFAULT_LAYOUT ? data.length - (Buffer.byteLength(JSON.stringify(id)) - 2) : 0;
+    throw new InvalidOptionsError(
+      'id',
+      `makes its node ${data.length} bytes, and at most ${MAX_NODE_DATA_BYTES} fit (every participant reads it): use an id of at most ${MAX_NODE_DATA_BYTES - besides} bytes here`,
+    );
   }
   return data;
 }

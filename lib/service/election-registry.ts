@@ -39,10 +39,12 @@ export class ElectionRegistry {
       const sameId = options.id === undefined || options.id === election.id;
       const sameLayout = options.layout === undefined || options.layout === election.layout;
       if (sameId && sameLayout && election.group === group) return election;
+      const asked = [options.id === undefined ? '' : `id "${options.id}"`, options.layout === undefined ? '' : `layout '${options.layout}'`].filter(Boolean).join(' and ');
       throw new InvalidOptionsError(
         'group',
-        `"${group}" (${path}) is already an election of this LockService, joined as ${election.id} in the '${election.layout}' layout: ` +
-          'one instance takes part once per group; leave out or repeat its id and layout, or close the first election',
+        `"${group}" (${path}) is already an election of this LockService, joined with id "${election.id}" in the '${election.layout}' layout, ` +
+          `not ${asked || 'this group name'}: an instance takes part once per group. Leave out the id and layout (or repeat them); ` +
+          'to give a group named by @Leader or @OnLeadership its own id, call elect(group, { id }) in a provider\'s onModuleInit, before the decorators join it at bootstrap',
       );
     }
     const layout = options.layout ?? this.defaultLayout;

@@ -9,7 +9,8 @@ import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
 export interface ElectOptions {
   /**
    * This participant's id, stored in its node: what `leader()` and `participants()` return (and
-   * Curator's `getParticipants()`, kazoo's `contenders()`).
+   * Curator's `getParticipants()`, kazoo's `contenders()`). Its node holds at most 1024 bytes, the
+   * host name and pid included in this library's layout.
    * @default `<hostname>:<pid>`
    */
   id?: string;

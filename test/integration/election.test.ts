@@ -119,6 +119,18 @@ describe('leader election on a real ZooKeeper', () => {
     const connection = await connect();
     expect(() => new Candidacy(connection, 'g', { id: '' })).toThrow(InvalidOptionsError);
     expect(() => new Candidacy(connection, 'g', { id: 'x'.repeat(2000) })).toThrow(/at most 1024 fit/);
+    // The limit it names is the id's own: one byte more than it fails, the limit itself fits.
+    let refusal: unknown;
+    try {
+      new Candidacy(connection, 'g', { id: 'x'.repeat(2000) });
+    } catch (error) {
+      refusal = error;
+    }
+    const limit = Number(/an id of at most (\d+) bytes/.exec(String(refusal))![1]);
+    expect(() => new Candidacy(connection, 'g', { id: 'x'.repeat(limit + 1) })).toThrow(InvalidOptionsError);
+    const fits = new Candidacy(connection, 'g', { id: 'x'.repeat(limit) }, { rootPath: uniqueRoot('election-id') });
+    await fits.close();
+    expect(() => new Candidacy(connection, 'g', { id: 'y'.repeat(1025), layout: 'curator' })).toThrow(/an id of at most 1024 bytes/);
   });
 
   it('LockService.elect: one Election per group, events, heldLock(group), the group refused as a lock, left at shutdown', async () => {
@@ -129,7 +141,7 @@ describe('leader election on a real ZooKeeper', () => {
     const subscription = a.locks.events$.subscribe((event) => events.push(event));
     const ours = a.locks.elect('relay', { id: 'a' });
     expect(a.locks.elect('relay', { id: 'a' })).toBe(ours);
-    expect(() => a.locks.elect('relay', { id: 'other' })).toThrow(/already an election of this LockService, joined as a/);
+    expect(() => a.locks.elect('relay', { id: 'other' })).toThrow(/already an election of this LockService, joined with id "a"/);
     expect(a.locks.elect('relay')).toBe(ours); // what is left out matches
     expect(() => a.locks.elect('')).toThrow(InvalidResourceNameError);
     expect(() => a.locks.elect('x', { layout: 'zoo' as never })).toThrow(InvalidOptionsError);
