@@ -58,7 +58,9 @@ export class LeaderTerm implements LeaderHandle {
     this.ended = new Promise((resolve) => (this.finish = resolve));
     // A node deleted by someone else ends the term at once (not first: that is outside the guarantee).
     lock.watchForRelease('notify');
-    lock.signal.addEventListener('abort', () => this.lost(lock.signal.reason), { once: true });
+    // A lock can be born lost (its session ended between the grant and now): the term ends at once.
+    if (lock.signal.aborted) this.lost(lock.signal.reason);
+    else lock.signal.addEventListener('abort', () => this.lost(lock.signal.reason), { once: true });
   }
 
   get signal(): AbortSignal {
