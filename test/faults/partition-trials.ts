@@ -7,11 +7,13 @@
  * H and W are LockServices with default options but for the session timeout (2 s) and rootPath,
  * on servers with ZooKeeper's default limits (syncLimit 5) and the test kit's 200 ms tick. The
  * lock kind rotates over the trials: exclusive (through the cohort queue), write (W reads),
- * a one-permit semaphore, and the simple lock.
+ * a one-permit semaphore, and the simple lock. The election kind (ELECTION_KINDS) is run on its
+ * own: H leads an election (`elect('r').leadership()`, its term's `signal`), W is next in line and
+ * counts as granted when its own `leadership()` resolves.
  */
 import { LockService } from '../../lib/service/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
-import type { LockHandle } from '../../lib/recipes/lock-handle.js';
+import type { HeldLock } from '../../lib/recipes/lock-handle.js';
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
@@ -34,8 +36,11 @@ export type EnsembleFault = (typeof ENSEMBLE_FAULTS)[number];
 export type IsolationFault = 'isolate-follower';
 export type PartitionFault = StandaloneFault | EnsembleFault | IsolationFault;
 
-const KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
-type Kind = (typeof KINDS)[number];
+/** The lock kinds, in the order the trials of each fault rotate over them. */
+export const LOCK_KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
+/** H leads an election and W is next in line. */
+export const ELECTION_KINDS = ['election'] as const;
+export type Kind = (typeof LOCK_KINDS)[number] | (typeof ELECTION_KINDS)[number];
 
 export interface TrialResult {
   readonly fault: PartitionFault;
@@ -46,7 +51,7 @@ export interface TrialResult {
   readonly otherGrantedMs: number | undefined;
   /** W was granted while H had not been told. */
   readonly unsafe: boolean;
-  /** Why H was told it lost the lock (LockLostError.reason). */
+  /** Why H was told it lost the lock or its leadership (LockLostError.reason; LeadershipLostError is one). */
   readonly reason: string | undefined;
 }
 
@@ -99,8 +104,17 @@ async function service(connectionString: string, rootPath: string, leaseMarginMs
   return locks;
 }
 
-function take(locks: LockService, kind: Kind, holder: boolean): Promise<LockHandle> {
+async function take(locks: LockService, kind: Kind, holder: boolean): Promise<Pick<HeldLock, 'signal'>> {
   switch (kind) {
+    case 'election': {
+      const election = locks.elect('r', { id: holder ? 'H' : 'W' });
+      const term = await election.leadership();
+      // Once told, H leaves the election (its candidacy would queue again, in a new session): as a
+      // lock's holder that lost it does not ask again, so that W, next in line, is the one to lead
+      // (after a stalled server expired both sessions, H's new entry could otherwise come first).
+      term.signal.addEventListener('abort', () => void election.close(), { once: true });
+      return term;
+    }
     case 'exclusive':
       return locks.acquire('r');
     case 'write':
@@ -134,7 +148,7 @@ async function trial(
   holderLeaseMarginMs: number | undefined,
   tls: ZkTlsOptions | undefined,
 ): Promise<TrialResult> {
-  const rootPath = `/partition-${process.pid}-${fault}-${index}`;
+  const rootPath = `/partition-${process.pid}-${fault}-${kind}-${index}`;
   let h: LockService | undefined;
   let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
   try {
@@ -177,12 +191,14 @@ type PartitionProxy = Pick<ZkProxy, 'connectString' | 'partition' | 'dropConnect
 /**
  * Runs `trials` trials of each fault on one standalone server, H through a proxy; over TLS when
  * `tls` is given (H and W connect to its secure port, H's proxy passes the TLS bytes through).
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runStandaloneTrials(
   faults: readonly StandaloneFault[],
   trials: number,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const server = await (tls ? tls.startServer() : startZkServer());
@@ -192,7 +208,7 @@ export async function runStandaloneTrials(
   try {
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
-        const kind = KINDS[(i + f) % KINDS.length]!;
+        const kind = kinds[(i + f) % kinds.length]!;
         const result = await trial(
           fault,
           kind,
@@ -244,12 +260,14 @@ async function healStandalone(server: ZkServer, proxy: PartitionProxy): Promise<
  * Runs `trials` trials of each fault on a 3-node ensemble. H connects to one member only (the
  * leader or a follower, as the fault needs), W to the two others; the member is killed or stopped.
  * Over TLS when `tls` is given.
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runEnsembleTrials(
   faults: readonly EnsembleFault[],
   trials: number,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const ensemble = await (tls ? tls.startEnsemble(3) : startZkEnsemble(3));
@@ -257,7 +275,7 @@ export async function runEnsembleTrials(
   try {
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
-        const kind = KINDS[(i + f) % KINDS.length]!;
+        const kind = kinds[(i + f) % kinds.length]!;
         await allServing(ensemble);
         const leader = await ensemble.leader();
         const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
@@ -294,12 +312,14 @@ export async function runEnsembleTrials(
  * goes through a proxy that stops forwarding). The follower goes on answering H for syncLimit ticks,
  * while the leader expires H's session: the case the lease margin is for. `leaseMarginMs` is H's
  * (undefined: the default).
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runIsolationTrials(
   trials: number,
   leaseMarginMs: number | undefined,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const ensemble = await startIsolatableEnsemble(tls);
@@ -310,7 +330,7 @@ export async function runIsolationTrials(
       const [one, two, three] = ensemble.servers;
       const result = await trial(
         'isolate-follower',
-        KINDS[i % KINDS.length]!,
+        kinds[i % kinds.length]!,
         i,
         side.address(three!),
         `${side.address(one!)},${side.address(two!)}`,
