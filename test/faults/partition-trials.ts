@@ -53,6 +53,8 @@ export interface TrialResult {
   readonly unsafe: boolean;
   /** Why H was told it lost the lock or its leadership (LockLostError.reason; LeadershipLostError is one). */
   readonly reason: string | undefined;
+  /** How many times the trial was set up again because H lost its lock before the fault (0: never). */
+  readonly setUpAgain: number;
 }
 
 /** W's process: compiled by `npm run build:sample`, beside this file or in build/ (see harness.ts). */
@@ -132,10 +134,18 @@ async function close(locks: LockService | undefined): Promise<void> {
   await locks.onApplicationShutdown().catch(() => undefined);
 }
 
+/** H lost its lock before the fault was injected (its lease ran out on a busy machine): no trial. */
+class LostBeforeFault extends Error {}
+
+/** How many times a trial is set up anew when H loses its lock before the fault. */
+const SETUP_ATTEMPTS = 3;
+
 /**
  * One trial: H (on `holderConnect`) takes the lock, W (on `otherConnect`) queues for it, `inject`
  * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened. Both
- * connect with `tls` when it is given.
+ * connect with `tls` when it is given. When H loses its lock before the fault (nothing was cut
+ * off yet: its lease ran out, the machine too busy to renew it), the trial is set up again, at
+ * most SETUP_ATTEMPTS times in all, and the result counts it (`setUpAgain`).
  */
 async function trial(
   fault: PartitionFault,
@@ -148,7 +158,29 @@ async function trial(
   holderLeaseMarginMs: number | undefined,
   tls: ZkTlsOptions | undefined,
 ): Promise<TrialResult> {
-  const rootPath = `/partition-${process.pid}-${fault}-${kind}-${index}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const result = await attemptTrial(fault, kind, `${index}${attempt ? `-${attempt}` : ''}`, holderConnect, otherConnect, inject, heal, holderLeaseMarginMs, tls);
+      return { ...result, setUpAgain: attempt };
+    } catch (error) {
+      if (!(error instanceof LostBeforeFault) || attempt + 1 >= SETUP_ATTEMPTS) throw error;
+      console.log(`${error.message}; setting the trial up again`);
+    }
+  }
+}
+
+async function attemptTrial(
+  fault: PartitionFault,
+  kind: Kind,
+  name: string,
+  holderConnect: string,
+  otherConnect: string,
+  inject: () => Promise<void> | void,
+  heal: () => Promise<void> | void,
+  holderLeaseMarginMs: number | undefined,
+  tls: ZkTlsOptions | undefined,
+): Promise<Omit<TrialResult, 'setUpAgain'>> {
+  const rootPath = `/partition-${process.pid}-${fault}-${kind}-${name}`;
   let h: LockService | undefined;
   let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
   try {
@@ -159,6 +191,7 @@ async function trial(
     void w.granted.then(() => (grantedEarly = true), () => undefined);
     // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
     await sleep(300);
+    if (held.signal.aborted) throw new LostBeforeFault(`trial ${fault}/${kind}: H lost the lock before any fault: ${String(held.signal.reason)}`);
     if (grantedEarly) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
     const told = new Promise<number>((resolve) => {
       if (held.signal.aborted) resolve(clock());
