@@ -37,12 +37,13 @@ const rows = (results: readonly TrialResult[]): string =>
     .map((s) => `| ${where[s.fault] ?? s.fault} | ${s.trials} | **${s.unsafe}** | ${s.granted} | ${ms(s.smallestMarginMs)} | ${ms(s.slowestToldMs)} |`)
     .join('\n');
 const reasons = (results: readonly TrialResult[]): string => [...new Set(results.map((r) => r.reason ?? 'none'))].join(', ');
+const times = (total: number, trials: number): string => (total === trials ? '' : ` (${total} times in all)`);
 /** The trials set up again because H lost its lock before the fault, as a sentence ('' for none). */
 const setUpAgain = (results: readonly TrialResult[]): string => {
   const again = results.filter((r) => r.setUpAgain > 0);
   return again.length === 0
     ? ''
-    : ` ${again.length} trial${again.length === 1 ? ' was' : 's were'} set up again (${again.reduce((n, r) => n + r.setUpAgain, 0)} times in all) because H lost its lock before the fault was injected (its lease ran out on the busy machine).`;
+    : ` ${again.length} trial${again.length === 1 ? ' was' : 's were'} set up again${times(again.reduce((n, r) => n + r.setUpAgain, 0), again.length)} because H lost its lock before the fault was injected (its lease ran out on the busy machine).`;
 };
 const where: Record<string, string> = {
   'partition-both': 'standalone: H partitioned both ways',
