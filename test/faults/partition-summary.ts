@@ -4,7 +4,8 @@ import type { PartitionFault, TrialResult } from './partition-trials.js';
 /** One trial, as the log line the runs print. */
 export function describeTrial(r: TrialResult): string {
   const ms = (v: number | undefined): string => (v === undefined ? 'never' : `${Math.round(v)} ms`);
-  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)} (${r.reason ?? '-'}), W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}`;
+  const again = r.setUpAgain ? ` (set up ${r.setUpAgain + 1} times: H lost its lock before the fault)` : '';
+  return `${r.fault} ${r.kind}: H told ${ms(r.holderToldMs)} (${r.reason ?? '-'}), W granted ${ms(r.otherGrantedMs)}${r.unsafe ? '  UNSAFE' : ''}${again}`;
 }
 
 export interface FaultSummary {

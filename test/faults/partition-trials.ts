@@ -7,11 +7,13 @@
  * H and W are LockServices with default options but for the session timeout (2 s) and rootPath,
  * on servers with ZooKeeper's default limits (syncLimit 5) and the test kit's 200 ms tick. The
  * lock kind rotates over the trials: exclusive (through the cohort queue), write (W reads),
- * a one-permit semaphore, and the simple lock.
+ * a one-permit semaphore, and the simple lock. The election kind (ELECTION_KINDS) is run on its
+ * own: H leads an election (`elect('r').leadership()`, its term's `signal`), W is next in line and
+ * counts as granted when its own `leadership()` resolves.
  */
 import { LockService } from '../../lib/service/lock.service.js';
 import type { LockLostError } from '../../lib/errors.js';
-import type { LockHandle } from '../../lib/recipes/lock-handle.js';
+import type { HeldLock } from '../../lib/recipes/lock-handle.js';
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
@@ -34,8 +36,11 @@ export type EnsembleFault = (typeof ENSEMBLE_FAULTS)[number];
 export type IsolationFault = 'isolate-follower';
 export type PartitionFault = StandaloneFault | EnsembleFault | IsolationFault;
 
-const KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
-type Kind = (typeof KINDS)[number];
+/** The lock kinds, in the order the trials of each fault rotate over them. */
+export const LOCK_KINDS = ['exclusive', 'write', 'semaphore', 'simple'] as const;
+/** H leads an election and W is next in line. */
+export const ELECTION_KINDS = ['election'] as const;
+export type Kind = (typeof LOCK_KINDS)[number] | (typeof ELECTION_KINDS)[number];
 
 export interface TrialResult {
   readonly fault: PartitionFault;
@@ -46,8 +51,10 @@ export interface TrialResult {
   readonly otherGrantedMs: number | undefined;
   /** W was granted while H had not been told. */
   readonly unsafe: boolean;
-  /** Why H was told it lost the lock (LockLostError.reason). */
+  /** Why H was told it lost the lock or its leadership (LockLostError.reason; LeadershipLostError is one). */
   readonly reason: string | undefined;
+  /** How many times the trial was set up again because H lost its lock before the fault (0: never). */
+  readonly setUpAgain: number;
 }
 
 /** W's process: compiled by `npm run build:sample`, beside this file or in build/ (see harness.ts). */
@@ -99,8 +106,17 @@ async function service(connectionString: string, rootPath: string, leaseMarginMs
   return locks;
 }
 
-function take(locks: LockService, kind: Kind, holder: boolean): Promise<LockHandle> {
+async function take(locks: LockService, kind: Kind, holder: boolean): Promise<Pick<HeldLock, 'signal'>> {
   switch (kind) {
+    case 'election': {
+      const election = locks.elect('r', { id: holder ? 'H' : 'W' });
+      const term = await election.leadership();
+      // Once told, H leaves the election (its candidacy would queue again, in a new session): as a
+      // lock's holder that lost it does not ask again, so that W, next in line, is the one to lead
+      // (after a stalled server expired both sessions, H's new entry could otherwise come first).
+      term.signal.addEventListener('abort', () => void election.close(), { once: true });
+      return term;
+    }
     case 'exclusive':
       return locks.acquire('r');
     case 'write':
@@ -118,10 +134,18 @@ async function close(locks: LockService | undefined): Promise<void> {
   await locks.onApplicationShutdown().catch(() => undefined);
 }
 
+/** H lost its lock before the fault was injected (its lease ran out on a busy machine): no trial. */
+class LostBeforeFault extends Error {}
+
+/** How many times a trial is set up anew when H loses its lock before the fault. */
+const SETUP_ATTEMPTS = 3;
+
 /**
  * One trial: H (on `holderConnect`) takes the lock, W (on `otherConnect`) queues for it, `inject`
  * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened. Both
- * connect with `tls` when it is given.
+ * connect with `tls` when it is given. When H loses its lock before the fault (nothing was cut
+ * off yet: its lease ran out, the machine too busy to renew it), the trial is set up again, at
+ * most SETUP_ATTEMPTS times in all, and the result counts it (`setUpAgain`).
  */
 async function trial(
   fault: PartitionFault,
@@ -134,7 +158,29 @@ async function trial(
   holderLeaseMarginMs: number | undefined,
   tls: ZkTlsOptions | undefined,
 ): Promise<TrialResult> {
-  const rootPath = `/partition-${process.pid}-${fault}-${index}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const result = await attemptTrial(fault, kind, `${index}${attempt ? `-${attempt}` : ''}`, holderConnect, otherConnect, inject, heal, holderLeaseMarginMs, tls);
+      return { ...result, setUpAgain: attempt };
+    } catch (error) {
+      if (!(error instanceof LostBeforeFault) || attempt + 1 >= SETUP_ATTEMPTS) throw error;
+      console.log(`${error.message}; setting the trial up again`);
+    }
+  }
+}
+
+async function attemptTrial(
+  fault: PartitionFault,
+  kind: Kind,
+  name: string,
+  holderConnect: string,
+  otherConnect: string,
+  inject: () => Promise<void> | void,
+  heal: () => Promise<void> | void,
+  holderLeaseMarginMs: number | undefined,
+  tls: ZkTlsOptions | undefined,
+): Promise<Omit<TrialResult, 'setUpAgain'>> {
+  const rootPath = `/partition-${process.pid}-${fault}-${kind}-${name}`;
   let h: LockService | undefined;
   let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
   try {
@@ -145,6 +191,7 @@ async function trial(
     void w.granted.then(() => (grantedEarly = true), () => undefined);
     // W's entry is in the queue (or, for the simple lock, W is waiting on H's node).
     await sleep(300);
+    if (held.signal.aborted) throw new LostBeforeFault(`trial ${fault}/${kind}: H lost the lock before any fault: ${String(held.signal.reason)}`);
     if (grantedEarly) throw new Error(`trial ${fault}/${kind}: W was granted while H held the lock, before any fault`);
     const told = new Promise<number>((resolve) => {
       if (held.signal.aborted) resolve(clock());
@@ -177,12 +224,14 @@ type PartitionProxy = Pick<ZkProxy, 'connectString' | 'partition' | 'dropConnect
 /**
  * Runs `trials` trials of each fault on one standalone server, H through a proxy; over TLS when
  * `tls` is given (H and W connect to its secure port, H's proxy passes the TLS bytes through).
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runStandaloneTrials(
   faults: readonly StandaloneFault[],
   trials: number,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const server = await (tls ? tls.startServer() : startZkServer());
@@ -192,7 +241,7 @@ export async function runStandaloneTrials(
   try {
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
-        const kind = KINDS[(i + f) % KINDS.length]!;
+        const kind = kinds[(i + f) % kinds.length]!;
         const result = await trial(
           fault,
           kind,
@@ -244,12 +293,14 @@ async function healStandalone(server: ZkServer, proxy: PartitionProxy): Promise<
  * Runs `trials` trials of each fault on a 3-node ensemble. H connects to one member only (the
  * leader or a follower, as the fault needs), W to the two others; the member is killed or stopped.
  * Over TLS when `tls` is given.
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runEnsembleTrials(
   faults: readonly EnsembleFault[],
   trials: number,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const ensemble = await (tls ? tls.startEnsemble(3) : startZkEnsemble(3));
@@ -257,7 +308,7 @@ export async function runEnsembleTrials(
   try {
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
-        const kind = KINDS[(i + f) % KINDS.length]!;
+        const kind = kinds[(i + f) % kinds.length]!;
         await allServing(ensemble);
         const leader = await ensemble.leader();
         const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
@@ -294,12 +345,14 @@ export async function runEnsembleTrials(
  * goes through a proxy that stops forwarding). The follower goes on answering H for syncLimit ticks,
  * while the leader expires H's session: the case the lease margin is for. `leaseMarginMs` is H's
  * (undefined: the default).
+ * The trials rotate over `kinds` (the lock kinds unless given).
  */
 export async function runIsolationTrials(
   trials: number,
   leaseMarginMs: number | undefined,
   log: (line: string) => void = () => undefined,
   tls?: TlsZooKeeper,
+  kinds: readonly Kind[] = LOCK_KINDS,
 ): Promise<TrialResult[]> {
   const side = tls?.side ?? PLAIN_CLIENTS;
   const ensemble = await startIsolatableEnsemble(tls);
@@ -310,7 +363,7 @@ export async function runIsolationTrials(
       const [one, two, three] = ensemble.servers;
       const result = await trial(
         'isolate-follower',
-        KINDS[i % KINDS.length]!,
+        kinds[i % kinds.length]!,
         i,
         side.address(three!),
         `${side.address(one!)},${side.address(two!)}`,

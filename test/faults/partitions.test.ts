@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tlsZooKeeper } from '../support/zk-tls-servers.js';
 import {
+  ELECTION_KINDS,
   ENSEMBLE_FAULTS,
   measureLeaseCost,
   runEnsembleTrials,
@@ -49,6 +50,14 @@ describe('a holder cut off from ZooKeeper is told before anyone else is granted 
     } finally {
       tls.remove();
     }
+  }, TEN_MINUTES);
+
+  it("election: the leader cut off (every fault above, standalone and ensemble) is told before the next in line leads", async () => {
+    expectHolderToldFirst([
+      ...(await runStandaloneTrials(STANDALONE_FAULTS, TRIALS, log, undefined, ELECTION_KINDS)),
+      ...(await runEnsembleTrials(ENSEMBLE_FAULTS, TRIALS, log, undefined, ELECTION_KINDS)),
+      ...(await runIsolationTrials(TRIALS, undefined, log, undefined, ELECTION_KINDS)),
+    ]);
   }, TEN_MINUTES);
 
   it('an idle holder renews its lease with a few reads per session timeout, and nothing else', async () => {
