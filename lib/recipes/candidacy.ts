@@ -226,6 +226,7 @@ export class Candidacy {
         await sleep(this.retryDelayMs, this.closing.signal);
         continue;
       }
+      if (term.signal.aborted) continue; // lost before it began: never announced, queue again
       this.term = term;
       const electedAt = performance.now();
       this.emit({ leader: true, fencingToken: term.fencingToken, waitMs: electedAt - queuedAt });
