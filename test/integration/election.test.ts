@@ -9,7 +9,7 @@ import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { startLockApp } from '../support/lock-app.js';
 import type { LockEvent } from '../../lib/index.js';
-import { childrenOf, eventually, expireSession, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, eventually, expireSession, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 describe('leader election on a real ZooKeeper', () => {
   const zk = useZooKeeper();
@@ -46,6 +46,31 @@ describe('leader election on a real ZooKeeper', () => {
     await expect(a!.leadership()).rejects.toBeInstanceOf(ElectionClosedError);
     await Promise.all([b!.close(), c!.close()]);
     expect(await childrenOf((await connect()), `${root}/relay`)).toEqual([]);
+  });
+
+  it('has each participant watch only the one before it (the leader its own node), so a change wakes one', async () => {
+    const root = uniqueRoot('election-herd');
+    const all = await participants(4, root);
+    await all[0]!.leadership();
+    const watched = async () => {
+      const byPath = await watchesByPath(zk.connectString);
+      return new Map([...byPath].filter(([path, count]) => path.startsWith(`${root}/`) && count > 0));
+    };
+    const sorted = async () => (await childrenOf(await connect(), `${root}/relay`)).sort((x, y) => x.slice(-10).localeCompare(y.slice(-10)));
+    const nodes = await sorted();
+    const expected = (names: string[]) =>
+      new Map(names.slice(0, -1).map((name, i) => [`${root}/relay/${name}`, i === 0 ? 2 : 1] as const)); // the leader's node: its own watch and its follower's
+    await eventually(async () => JSON.stringify([...(await watched())].sort()) === JSON.stringify([...expected(nodes)].sort()), {
+      what: 'one watch per predecessor',
+    });
+    await all[0]!.resign(); // to the back: the next leads, the old leader watches the last
+    await all[1]!.leadership();
+    const after = await sorted();
+    expect(after).toHaveLength(4);
+    await eventually(async () => JSON.stringify([...(await watched())].sort()) === JSON.stringify([...expected(after)].sort()), {
+      what: 'one watch per predecessor after the resign',
+    });
+    await Promise.all(all.map((each) => each.close()));
   });
 
   it('sends a resigning leader to the back of the queue, its signal aborted before the next one leads', async () => {
