@@ -21,7 +21,7 @@ export function Leader(group: string, options: LeaderMethodOptions = {}): Method
     const spec: LeaderSpec = { group, options, method: `${target.constructor.name}.${String(key)}` };
     const wrapped = wrapMethod('@Leader', key, descriptor, (original) =>
       function (this: object, ...args: unknown[]): unknown {
-        const service = lockServiceRegistry.serviceFor(this, spec.method);
+        const service = lockServiceRegistry.serviceFor(this, spec.method, '@Leader');
         const term = currentTerm(service, spec);
         if (!term) {
           service.reportSkipped(group, 'not-leader');

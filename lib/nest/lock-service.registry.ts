@@ -17,15 +17,15 @@ export const lockServiceRegistry = {
     running.delete(service);
   },
   /** The service for `instance`; the only running one for objects no application owns. */
-  serviceFor(instance: object, method: string): LockService {
+  serviceFor(instance: object, method: string, decorator = '@DistributedLock'): LockService {
     const service = byInstance.get(instance);
     if (service) return service;
     if (running.size === 1) return running.values().next().value as LockService;
     throw new Error(
       running.size === 0
-        ? `${method} is guarded by @DistributedLock, but no LockService is running. Import ZkLockModule.forRoot() ` +
+        ? `${method} is decorated with ${decorator}, but no LockService is running. Import ZkLockModule.forRoot() ` +
             '(or forRootAsync) in the application, and call the method after the application has initialised.'
-        : `${method} is guarded by @DistributedLock, but its object is not a provider of any running application ` +
+        : `${method} is decorated with ${decorator}, but its object is not a provider of any running application ` +
             'and several LockServices are running. Make the class a provider of the application whose lock it needs.',
     );
   },

@@ -46,4 +46,7 @@ describe('@Leader and @OnLeadership where declared', () => {
     const descriptor: PropertyDescriptor = { value: 42 };
     expect(() => Leader('g')(Jobs.prototype, 'field', descriptor)).toThrow(/can only decorate methods; field is not one/);
   });
+  it('says which decorator needs a LockService when none runs', () => {
+    expect(() => new Jobs().below()).toThrow(/Jobs.below is decorated with @Leader, but no LockService is running/);
+  });
 });
