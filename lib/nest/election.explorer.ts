@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InvalidOptionsError } from '../errors.js';
 import { runOutsideLockContext } from '../context/lock-context.js';
@@ -28,8 +28,13 @@ interface Decorated {
  * shutdown.
  */
 @Injectable()
-export class ElectionExplorer implements OnApplicationBootstrap {
+export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('ZkLock');
+  /** The decorated methods found at init, and each group's placement. */
+  private decorated: Decorated[] = [];
+  private groups = new Map<string, LeaderSpec>();
+  /** Failures of @OnLeadership methods, by election: how long a failing leader stays out of line. */
+  private readonly failures = new WeakMap<Election, { count: number; at: number }>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -37,8 +42,12 @@ export class ElectionExplorer implements OnApplicationBootstrap {
     private readonly locks: LockService,
   ) {}
 
-  onApplicationBootstrap(): void {
-    const decorated: Decorated[] = [];
+  /**
+   * Finds the decorated methods, checks them (start-up fails with InvalidOptionsError), and tells
+   * the registry which instances are this application's, so that a @Leader call from another
+   * provider's init hook uses this application's LockService.
+   */
+  onModuleInit(): void {
     const lockResources = new Map<string, string>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance = wrapper.instance as unknown;
@@ -53,17 +62,30 @@ export class ElectionExplorer implements OnApplicationBootstrap {
         if (typeof lock?.resource === 'string') lockResources.set(lock.resource, lock.method);
         if (leader) {
           adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
-          decorated.push({ instance, name, spec: leader, onLeadership: false });
+          this.decorated.push({ instance, name, spec: leader, onLeadership: false });
         }
-        if (onLeadership) decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
+        if (onLeadership) {
+          if (!wrapper.isDependencyTreeStatic()) {
+            // Nest's instance of a request-scoped provider is a stub with nothing injected.
+            throw new InvalidOptionsError(
+              '@OnLeadership',
+              `${onLeadership.method} is on a request-scoped provider (or one that depends on one), which has no instance outside a request: put it on a singleton provider`,
+            );
+          }
+          this.decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
+        }
       }
     }
-    if (decorated.length === 0) return;
-    const groups = checkGroups(decorated, lockResources);
-    lockServiceRegistry.start(this.locks, decorated.map(({ instance }) => instance));
-    for (const [group, spec] of groups) {
+    if (this.decorated.length === 0) return;
+    this.groups = checkGroups(this.decorated, lockResources);
+    lockServiceRegistry.start(this.locks, this.decorated.map(({ instance }) => instance));
+  }
+
+  /** Joins each group's election, and calls the @OnLeadership methods at each term from now on. */
+  onApplicationBootstrap(): void {
+    for (const [group, spec] of this.groups) {
       const election = this.locks.elect(group, { layout: spec.options.layout, zkPath: spec.options.zkPath });
-      for (const each of decorated.filter((d) => d.onLeadership && d.spec.group === group)) this.callOnLeadership(election, each);
+      for (const each of this.decorated.filter((d) => d.onLeadership && d.spec.group === group)) this.callOnLeadership(election, each);
     }
   }
 
@@ -86,16 +108,33 @@ export class ElectionExplorer implements OnApplicationBootstrap {
     });
   }
 
-  /** A failing role while leading: log it and resign, so that another instance leads. */
+  /**
+   * A failing role while leading: log it and resign, so that another instance leads; this one
+   * queues again after a pause that doubles with each failure in a row (1 s up to 30 s), so that a
+   * role that always fails does not spin.
+   */
   private failed(election: Election, spec: LeaderSpec, handle: LeaderHandle, error: unknown): void {
     if (handle.signal.aborted) {
       this.logger.debug?.(`${spec.method} ended with an error after leadership of "${spec.group}" ended: ${String(error)}`);
       return;
     }
-    this.logger.error(`${spec.method} failed while leading "${spec.group}"; resigning so that another instance leads: ${String(error)}`);
-    void election.resign().catch(() => undefined);
+    const now = performance.now();
+    const last = this.failures.get(election);
+    const count = last && now - last.at < FAILURES_FORGOTTEN_AFTER_MS ? last.count + 1 : 1;
+    this.failures.set(election, { count, at: now });
+    const requeueAfterMs = Math.min(MAX_REQUEUE_PAUSE_MS, 1000 * 2 ** (count - 1));
+    this.logger.error(
+      `${spec.method} failed while leading "${spec.group}"; resigning so that another instance leads, and queueing again in ` +
+        `${requeueAfterMs / 1000} s: ${String(error)}`,
+    );
+    void election.resign({ requeueAfterMs }).catch(() => undefined);
   }
 }
+
+/** A failure this long after the last one starts the count again. */
+const FAILURES_FORGOTTEN_AFTER_MS = 60_000;
+/** The longest a failing leader stays out of line. */
+const MAX_REQUEUE_PAUSE_MS = 30_000;
 
 /**
  * One placement per group, and no group that is also a lock.

@@ -1,6 +1,7 @@
 import { InvalidOptionsError, LockServiceClosedError } from '../errors.js';
 import type { LeaderHandle } from '../recipes/leader-handle.js';
 import type { LockService } from '../service/lock.service.js';
+import { runAsLeader } from '../context/leadership-scope.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { type LeaderMethodOptions, type LeaderSpec, validateLeaderOptions } from './leader.options.js';
 import { wrapMethod } from './wrap-method.js';
@@ -28,7 +29,7 @@ export function Leader(group: string, options: LeaderMethodOptions = {}): Method
           return undefined;
         }
         const schedule = tickSchedules.get(spec);
-        const call = () => runHolding(term, () => original.apply(this, args));
+        const call = () => runAsLeader(group, term, () => runHolding(term, () => original.apply(this, args)));
         return schedule ? runOncePerTick(service, spec, term, schedule, call) : call();
       },
     );
@@ -74,10 +75,23 @@ function runHolding(term: LeaderHandle, call: () => unknown): unknown {
   return result;
 }
 
-/** Claims the tick (named when the call starts), then runs; a tick already run is skipped. */
+/**
+ * Claims the tick (named when the call starts), then runs; a tick already run is skipped, and so is
+ * one whose term ended during the claim (not leading is a skip, not an error of the schedule).
+ */
 async function runOncePerTick(service: LockService, spec: LeaderSpec, term: LeaderHandle, schedule: MethodSchedule, call: () => unknown): Promise<unknown> {
   const tick = schedule.tick();
-  const { claimed } = await service.claimTick(spec.group, { job: spec.method, ...tick }, { signal: term.signal });
+  let claimed: boolean;
+  try {
+    ({ claimed } = await service.claimTick(spec.group, { job: spec.method, ...tick }, { signal: term.signal }));
+  } catch (error) {
+    if (!term.signal.aborted) throw error;
+    claimed = false;
+  }
+  if (!term.isHeld()) {
+    service.reportSkipped(spec.group, 'not-leader');
+    return undefined;
+  }
   if (!claimed) {
     service.reportSkipped(spec.group, 'ran-this-tick');
     return undefined;

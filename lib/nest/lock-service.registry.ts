@@ -1,3 +1,4 @@
+import { ZkLockError } from '../errors.js';
 import type { LockService } from '../service/lock.service.js';
 
 /**
@@ -21,7 +22,7 @@ export const lockServiceRegistry = {
     const service = byInstance.get(instance);
     if (service) return service;
     if (running.size === 1) return running.values().next().value as LockService;
-    throw new Error(
+    throw new ZkLockError(
       running.size === 0
         ? `${method} is decorated with ${decorator}, but no LockService is running. Import ZkLockModule.forRoot() ` +
             '(or forRootAsync) in the application, and call the method after the application has initialised.'

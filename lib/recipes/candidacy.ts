@@ -21,7 +21,7 @@ import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layout
 import { lockHolders } from '../queue/lock-holders.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { readChildren, readNode } from '../zookeeper/session-retry.js';
-import { LeaderTerm, type LeaderHandle, type TermEnd } from './leader-handle.js';
+import { LeaderTerm, type LeaderHandle } from './leader-handle.js';
 import { parseData } from './lock-inspection.js';
 import { QueueLock } from './queue-lock.js';
 import { MAX_NODE_DATA_BYTES, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
@@ -108,6 +108,10 @@ export class Candidacy {
   private term: LeaderTerm | undefined = undefined;
   private failure: Error | undefined = undefined;
   private closed = false;
+  /** When, on performance.now()'s clock, the next queueing may start (resign's requeueAfterMs). */
+  private requeueAt = 0;
+  /** When the candidacy failed, on performance.now()'s clock. @internal */
+  failedAt: number | undefined = undefined;
   private readonly waiting = new Set<{ resolve: (handle: LeaderHandle) => void; reject: (error: unknown) => void }>();
   private readonly listeners = new Set<(change: LeadershipChange) => void>();
   /** The loop: settles when the candidacy has left the queue for good. */
@@ -155,14 +159,33 @@ export class Candidacy {
 
   /**
    * Resolves with the term once this instance leads (at once when it does).
+   * @param signal stops waiting (LockAbortedError); the candidacy itself goes on.
    * @throws ElectionClosedError after close; the candidacy's error once it failed.
    */
-  leadership(): Promise<LeaderHandle> {
+  leadership(signal?: AbortSignal): Promise<LeaderHandle> {
     const current = this.current;
     if (current) return Promise.resolve(current);
     if (this.closed) return Promise.reject(new ElectionClosedError(this.group));
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => this.waiting.add({ resolve, reject }));
+    if (signal?.aborted) return Promise.reject(new LockAbortedError(this.group, signal.reason));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.waiting.delete(waiter);
+        reject(new LockAbortedError(this.group, signal?.reason));
+      };
+      const waiter = {
+        resolve: (handle: LeaderHandle) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(handle);
+        },
+        reject: (error: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.add(waiter);
+    });
   }
 
   /** Listens to changes of this instance's leadership; returns the function that stops listening. */
@@ -188,11 +211,16 @@ export class Candidacy {
   /**
    * Gives leadership up and queues again at the back: `signal` aborts, the leader's work gets up to
    * stopGraceMs to stop, the node is deleted. Resolves true once done; false when this instance did
-   * not lead (nothing changes).
+   * not lead (nothing changes). With `requeueAfterMs`, it queues again only after that long (so
+   * that a leader that cannot do its work stays out of the line for a while).
    */
-  async resign(): Promise<boolean> {
+  async resign(options: { requeueAfterMs?: number } = {}): Promise<boolean> {
     const { term } = this;
     if (!term || term.signal.aborted) return false;
+    if (options.requeueAfterMs !== undefined) {
+      if (!(options.requeueAfterMs >= 0)) throw new InvalidOptionsError('requeueAfterMs', `must be a number of ms, 0 or more, got ${String(options.requeueAfterMs)}`);
+      this.requeueAt = performance.now() + options.requeueAfterMs;
+    }
     await term.giveUp('resigned');
     return true;
   }
@@ -213,12 +241,15 @@ export class Candidacy {
 
   private async run(zkPath: string | undefined): Promise<void> {
     while (!this.closed) {
+      const wait = this.requeueAt - performance.now();
+      if (wait > 0) await sleep(wait, this.closing.signal);
+      if (this.closed) return;
       const queuedAt = performance.now();
       let term: LeaderTerm;
       try {
         const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal });
         if (this.closed) return void (await lock.release().catch(() => undefined)); // closed while the grant was on its way
-        term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs);
+        term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs, this.onRetry);
       } catch (error) {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);
@@ -229,16 +260,22 @@ export class Candidacy {
       if (term.signal.aborted) continue; // lost before it began: never announced, queue again
       this.term = term;
       const electedAt = performance.now();
+      // Told when the term's signal aborts (before the next leader can start), not when the node has gone.
+      term.signal.addEventListener(
+        'abort',
+        () => this.emit({ leader: false, fencingToken: term.fencingToken, leadMs: performance.now() - electedAt, error: term.signal.reason as Error }),
+        { once: true },
+      );
       this.emit({ leader: true, fencingToken: term.fencingToken, waitMs: electedAt - queuedAt });
       for (const waiter of this.takeWaiting()) waiter.resolve(term);
-      const ended: TermEnd = await term.ended;
+      await term.ended;
       this.term = undefined;
-      this.emit({ leader: false, fencingToken: term.fencingToken, leadMs: performance.now() - electedAt, error: ended.error });
     }
   }
 
   private fail(error: Error): void {
     this.failure = error;
+    this.failedAt = performance.now();
     this.settleWaiting(error);
     this.emit({ leader: false, error });
   }

@@ -29,6 +29,8 @@ export interface LeaderHandle extends HeldLock {
 }
 
 const NEVER = new AbortController().signal;
+/** How often a voluntary end tries to delete its node. */
+const DELETE_ATTEMPTS = 5;
 
 /**
  * A term over the lock that grants it (the head of the group's queue). Its own `signal` aborts
@@ -52,6 +54,8 @@ export class LeaderTerm implements LeaderHandle {
     readonly id: string,
     private readonly lock: GrantedLock,
     private readonly graceMs: number,
+    /** Told of a failed delete that is tried again. */
+    private readonly onDeleteError: (error: unknown) => void = () => undefined,
   ) {
     this.resource = group;
     this.fencingToken = lock.fencingToken;
@@ -111,8 +115,25 @@ export class LeaderTerm implements LeaderHandle {
     const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'revoked', end);
     this.controller.abort(error);
     if (this.roles.size > 0) await settledWithin([...this.roles], this.graceMs);
-    await this.lock.release().catch(() => undefined); // LockLostError: the session ended first, the node is gone either way
+    await this.deleteNode();
     this.finish({ end, error });
+  }
+
+  /**
+   * Deletes the node (the release retries connection loss itself). Another failure (an ACL changed
+   * under it) is tried again a few times: a node left behind would keep every participant waiting
+   * behind a leader that has gone, until its session ends.
+   */
+  private async deleteNode(): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.lock.release();
+      } catch (error) {
+        if (error instanceof LockLostError || error instanceof LockNotHeldError || attempt >= DELETE_ATTEMPTS) return; // gone with its session, or left to it
+        this.onDeleteError(error);
+        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+      }
+    }
   }
 
   private lost(reason: unknown): void {

@@ -1,4 +1,4 @@
-import { IncompatibleLockError, InvalidOptionsError } from '../errors.js';
+import { IncompatibleLockError, InvalidOptionsError, LockServiceClosedError } from '../errors.js';
 import type { ElectionInfo } from '../events/lock-event-types.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { LockLayout } from '../queue/layouts.js';
@@ -13,6 +13,8 @@ import { Election, type ElectOptions } from './election.js';
  */
 export class ElectionRegistry {
   private readonly byPath = new Map<string, { election: Election }>();
+  /** Shutdown has begun: no election is joined any more. */
+  private closed = false;
 
   constructor(
     private readonly runtime: RecipeRuntime,
@@ -31,9 +33,10 @@ export class ElectionRegistry {
    * @throws InvalidOptionsError when the group was joined with other options.
    */
   elect(group: string, options: ElectOptions): Election {
+    if (this.closed) throw new LockServiceClosedError(group);
     const path = this.runtime.pathFor(group, options.zkPath);
     const known = this.byPath.get(path);
-    if (known && known.election.state !== 'closed') {
+    if (known && known.election.state !== 'closed' && !rejoinable(known.election)) {
       // What a caller leaves out (a decorator names no id) is whatever the group was joined with.
       const { election } = known;
       const sameId = options.id === undefined || options.id === election.id;
@@ -74,10 +77,11 @@ export class ElectionRegistry {
     }
   }
 
-  /** The current term of `group` when this instance leads it (by group name, or its zkPath). */
+  /** The current term of `group` when this instance leads it. */
   leadership(group: string): LeaderHandle | undefined {
     for (const { election } of this.byPath.values()) {
-      if (election.group === group) return election.current;
+      const current = election.group === group ? election.current : undefined;
+      if (current) return current;
     }
     return undefined;
   }
@@ -91,8 +95,23 @@ export class ElectionRegistry {
     });
   }
 
-  /** Leaves every election: leaders give up (their work gets stopGraceMs to stop), followers' nodes go. */
+  /**
+   * Leaves every election, and joins none from now on: leaders give up (their work gets
+   * stopGraceMs to stop), followers' nodes go.
+   */
   async closeAll(): Promise<void> {
+    this.closed = true;
     await Promise.allSettled([...this.byPath.values()].map(({ election }) => election.close()));
   }
+}
+
+/**
+ * A failed election is joined anew by the next `elect` for its group (a `@Leader` call, say) once
+ * REJOIN_AFTER_MS have passed: the path may have been cleared of the lock that made it fail, and a
+ * call on every tick must not make a node each time.
+ */
+const REJOIN_AFTER_MS = 10_000;
+
+function rejoinable(election: Election): boolean {
+  return election.state === 'failed' && performance.now() - (election.failedAt ?? 0) >= REJOIN_AFTER_MS;
 }

@@ -54,17 +54,19 @@ export class Election extends Candidacy {
         events.revoked(group, this.id, change.leadMs ?? 0, change.error as LeadershipLostError);
       }
       this.subject.next({ leader: change.leader, ...(change.fencingToken === undefined ? {} : { fencingToken: change.fencingToken }) });
+      if (this.state === 'failed') this.subject.complete();
     });
   }
 
   /**
-   * This instance's leadership: the current state at once to each subscriber, then every change;
-   * completes when the election is closed.
+   * This instance's leadership: the current state at once to each subscriber, then every change
+   * (`leader: false` as the term's `signal` aborts, before the next leader can start); completes
+   * when the election is closed or has failed.
    */
   readonly changes$: Observable<ElectionChange> = new Observable<ElectionChange>((subscriber) => {
     const current = this.current;
     subscriber.next(current ? { leader: true, fencingToken: current.fencingToken } : { leader: false });
-    if (this.state === 'closed') return subscriber.complete();
+    if (this.state === 'closed' || this.state === 'failed') return subscriber.complete();
     const subscription = this.subject.subscribe(subscriber);
     return () => subscription.unsubscribe();
   });

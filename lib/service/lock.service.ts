@@ -5,6 +5,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationShutdown,
+  type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
 import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
@@ -26,6 +27,7 @@ import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runOutsideLockContext } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
+import { leadershipInScope } from '../context/leadership-scope.js';
 import { NewLocks } from '../context/new-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import { LockEvents } from '../events/lock-events.js';
@@ -61,7 +63,7 @@ let services = 0;
  * as another request would, for work that must not share the current context's locks.
  */
 @Injectable()
-export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
   /** This service's locks in the current request's or call's lock context. */
   private readonly reentrantLocks: ReentrantLocks;
@@ -148,13 +150,22 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * Shutdown begins (before the HTTP server stops taking requests): refuse new locks, give the
+   * Shutdown begins: this instance leaves its elections first (a leader's `signal` aborts, its work
+   * gets shutdownGraceMs to stop, then the next instance may lead), before the providers whose
+   * destroy hooks run after this one tear down what the leader's work uses.
+   */
+  async onModuleDestroy(): Promise<void> {
+    await this.elections.closeAll();
+  }
+
+  /**
+   * Shutdown goes on (before the HTTP server stops taking requests): refuse new locks, give the
    * holders still running up to shutdownGraceMs to finish, then take what is still held away from
    * them: their signal aborts with a LockLostError saying the application is stopping.
    */
   async beforeApplicationShutdown(): Promise<void> {
     await this.holds.releaseAll(); // a minimum hold is not a holder still running: it gets no grace
-    // Leaders are told first; their work gets the same grace as the holders' before their nodes go.
+    // (Elections were left at onModuleDestroy; again here for an application that skipped that hook.)
     await Promise.all([this.elections.closeAll(), this.shutdown.begin()]);
   }
 
@@ -285,7 +296,8 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
    * With several held (a write and its downgraded read), the write comes first. A lock taken with a
    * layout or zkPath is found by its resource label too (or by the same `placement`, when one label
-   * names several locks). For an election group this instance leads: the term's LeaderHandle.
+   * names several locks). For an election group: inside a `@Leader` call, the term it runs under;
+   * elsewhere, the current term while this instance leads.
    */
   heldLock(resource: string, placement: LockPlacement = {}): HeldLock | undefined {
     const layout = validateLayout(placement.layout) ?? this.defaults.layout;
@@ -294,6 +306,7 @@ export class LockService implements OnModuleInit, BeforeApplicationShutdown, OnA
     return (
       this.reentrantLocks.held(context, lockIdOf(resource, layout, zkPath)) ??
       this.reentrantLocks.heldByLabel(context, resource, zkPath) ??
+      leadershipInScope(resource) ??
       this.elections.leadership(resource)
     );
   }

@@ -5,11 +5,11 @@
  * a failing @OnLeadership resigns, shutdown hands leadership over, and bad placements fail start-up.
  */
 import 'reflect-metadata';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, type INestApplication, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Interval } from '@nestjs/schedule';
 import { describe, expect, it } from 'vitest';
-import { DistributedLock, InvalidOptionsError, Leader, type LeaderHandle, type LockEvent, LockService, OnLeadership, ZkLockModule } from '../../lib/index.js';
+import { DistributedLock, InvalidOptionsError, Leader, type LeaderHandle, LeadershipLostError, type LockEvent, LockService, OnLeadership, ZkLockModule } from '../../lib/index.js';
 import { eventually, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 describe('@Leader and @OnLeadership', () => {
@@ -139,6 +139,86 @@ describe('@Leader and @OnLeadership', () => {
     }
     const application = await create(uniqueRoot('leader-unscheduled'), [Unscheduled]);
     await expect(application.init()).rejects.toThrow(/has no @Cron .* and no @Interval/);
+    await application.close();
+  });
+  it('keeps a failing @OnLeadership out of line for a while instead of spinning', async () => {
+    @Injectable()
+    class Broken {
+      calls = 0;
+      @OnLeadership('broken')
+      async start(): Promise<void> {
+        this.calls += 1;
+        throw new Error('cannot start');
+      }
+    }
+    const application = await start(uniqueRoot('leader-broken'), [Broken]);
+    await eventually(() => application.get(Broken).calls === 1, { what: 'the first term' });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Alone in the group it leads again after each pause (1 s, then 2 s): a few calls, not thousands.
+    expect(application.get(Broken).calls).toBeGreaterThanOrEqual(2);
+    expect(application.get(Broken).calls).toBeLessThanOrEqual(3);
+    await application.close();
+  });
+
+  it('gives heldLock(group) inside a @Leader call the term it runs under, also after that term ended', async () => {
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    @Injectable()
+    class Slow {
+      constructor(private readonly locks: LockService) {}
+      @Leader('slow')
+      async run(): Promise<{ before: string; after: unknown }> {
+        const before = this.locks.heldLock('slow')!.fencingToken;
+        await paused;
+        let after: unknown;
+        try {
+          this.locks.heldLock('slow')!.assertHeld();
+        } catch (error) {
+          after = error;
+        }
+        return { before, after };
+      }
+    }
+    const application = await start(uniqueRoot('leader-scope'), [Slow]);
+    const election = application.get(LockService).elect('slow');
+    const first = await election.leadership();
+    const running = application.get(Slow).run();
+    const resigned = election.resign(); // waits for the run (stopsWith), its signal aborted at once
+    await eventually(() => first.signal.aborted, { what: 'the term to end' });
+    release();
+    const { before, after } = await running;
+    await resigned;
+    expect(before).toBe(first.fencingToken);
+    expect(after).toBeInstanceOf(LeadershipLostError);
+    await application.close();
+  });
+
+  it('ends leadership when shutdown begins, before the before-shutdown hooks run', async () => {
+    const seen: boolean[] = [];
+    @Injectable()
+    class Watcher implements BeforeApplicationShutdown {
+      term: LeaderHandle | undefined;
+      @OnLeadership('early')
+      lead(handle: LeaderHandle): void {
+        this.term = handle;
+      }
+      beforeApplicationShutdown(): void {
+        seen.push(this.term!.signal.aborted);
+      }
+    }
+    const application = await start(uniqueRoot('leader-early'), [Watcher]);
+    await eventually(() => application.get(Watcher).term !== undefined, { what: 'the term' });
+    await application.close();
+    expect(seen).toEqual([true]);
+  });
+
+  it('fails start-up for @OnLeadership on a request-scoped provider', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @OnLeadership('per-request') lead(): void {}
+    }
+    const application = await create(uniqueRoot('leader-request'), [PerRequest]);
+    await expect(application.init()).rejects.toThrow(/request-scoped provider.*singleton/);
     await application.close();
   });
 });

@@ -92,6 +92,26 @@ describe('leader election on a real ZooKeeper', () => {
     await Promise.all([a!.close(), b!.close()]);
   });
 
+  it('tells its listeners of the end as the signal aborts, before the next participant leads; a wait for leadership can be aborted', async () => {
+    const root = uniqueRoot('election-told');
+    const [a, b] = await participants(2, root);
+    const term = await a!.leadership();
+    const order: string[] = [];
+    // The leader's work takes 300 ms to stop once told: the change must come before, not after.
+    term.stopsWith(new Promise<void>((resolve) => term.signal.addEventListener('abort', () => setTimeout(() => (order.push('a stopped'), resolve()), 300))));
+    a!.onChange((change) => order.push(`a:${change.leader}`));
+    const aborted = new AbortController();
+    const gaveUp = b!.leadership(aborted.signal);
+    aborted.abort();
+    await expect(gaveUp).rejects.toThrow(/aborted/);
+    b!.onChange((change) => order.push(`b:${change.leader}`));
+    await a!.resign({ requeueAfterMs: 60_000 });
+    await b!.leadership();
+    expect(order).toEqual(['a:false', 'a stopped', 'b:true']);
+    expect(await b!.participants()).toEqual(['p1']); // a waits out its pause before queueing again
+    await Promise.all([a!.close(), b!.close()]);
+  });
+
   it('waits for the leader\'s work to stop (stopsWith) before the next participant leads', async () => {
     const root = uniqueRoot('election-role');
     const [a, b] = await participants(2, root);
