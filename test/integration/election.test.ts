@@ -211,4 +211,20 @@ describe('leader election on a real ZooKeeper', () => {
     await b.application.close();
     expect(changes).toEqual([false, true, false]);
   });
+  it('a failed election stays failed for a while, then the next elect() of its group joins anew', async () => {
+    const rootPath = uniqueRoot('election-rejoin');
+    const { application, locks } = await startLockApp(zk, { rootPath, ...STEADY_SESSION });
+    const connection = await connect(STEADY_SESSION);
+    const held = await new FairLock(connection, { rootPath }).acquire('jobs'); // another process's lock on the group
+    const failed = locks.elect('jobs');
+    await expect(failed.leadership()).rejects.toThrow(IncompatibleLockError);
+    expect(locks.sessionInfo().elections).toMatchObject([{ group: 'jobs', state: 'failed' }]);
+    await held.release();
+    expect(locks.elect('jobs')).toBe(failed); // a @Leader call on every tick must not make a node each time
+    failed.failedAt! -= 10_000; // as if it failed 10 s ago
+    const again = locks.elect('jobs');
+    expect(again).not.toBe(failed);
+    await again.leadership();
+    await application.close();
+  });
 });
