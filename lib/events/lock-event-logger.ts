@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError, shown } from '../errors.js';
-import type { LockEvent, LockEventTarget } from './lock-event-types.js';
+import type { LockEvent, LockEventTarget, LockSkippedEvent } from './lock-event-types.js';
 
 /** The Nest log level lock events are written at. */
 export type LockEventLogLevel = 'debug' | 'verbose' | 'log';
@@ -66,7 +66,8 @@ export function describeLockEvent(event: LockEvent): string {
   }
 }
 
-function lockOf(event: Omit<LockEventTarget, 'timestamp'>): string {
+function lockOf(event: Omit<LockEventTarget, 'timestamp' | 'mode'> & { readonly mode: LockSkippedEvent['mode'] }): string {
+  if (event.mode === 'election') return `the election "${event.resource}"`;
   const kind = event.mode === 'semaphore' ? `semaphore of ${event.permits}` : event.mode;
   return `the ${kind} lock on "${event.resource}"${event.owner === undefined ? '' : ` for ${event.owner}`}`;
 }

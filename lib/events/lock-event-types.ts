@@ -115,8 +115,10 @@ export type LockSkipReason = 'busy' | 'ran-this-tick' | 'not-leader';
  * scheduled method found its tick already run (see `oncePerTick`). The method was not called and
  * resolved undefined. Not an error.
  */
-export interface LockSkippedEvent extends LockEventTarget {
+export interface LockSkippedEvent extends Omit<LockEventTarget, 'mode'> {
   readonly type: 'skipped';
+  /** The kind of lock, or `'election'` for a `@Leader` call skipped because this instance does not lead. */
+  readonly mode: LockEventTarget['mode'] | 'election';
   readonly reason: LockSkipReason;
 }
 

@@ -53,8 +53,9 @@ export class LockEvents {
    * A run skipped (see LockSkippedEvent), emitted in the caller's async context (a span event on the
    * job's or request's span); returned also when no one listens, for the caller's log line.
    */
-  skipped(resource: string, kind: LockKindOptions, owner: string | undefined, reason: LockSkipReason): LockSkippedEvent {
-    const event: LockSkippedEvent = { type: 'skipped', resource, mode: eventModeOf(kind), permits: kind.permits, owner, reason, timestamp: Date.now() };
+  skipped(resource: string, kind: LockKindOptions, owner: string | undefined, reason: LockSkipReason, election = false): LockSkippedEvent {
+    const mode = election ? 'election' : eventModeOf(kind);
+    const event: LockSkippedEvent = { type: 'skipped', resource, mode, permits: kind.permits, owner, reason, timestamp: Date.now() };
     if (this.watched) this.emit(event);
     return event;
   }

@@ -77,6 +77,12 @@ export class ElectionRegistry {
     }
   }
 
+  /** Whether `group` is an election of this service (joined, not closed). */
+  isElection(group: string): boolean {
+    for (const { election } of this.byPath.values()) if (election.group === group && election.state !== 'closed') return true;
+    return false;
+  }
+
   /** The current term of `group` when this instance leads it. */
   leadership(group: string): LeaderHandle | undefined {
     for (const { election } of this.byPath.values()) {

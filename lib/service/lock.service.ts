@@ -375,7 +375,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * skips runs itself.
    */
   reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
-    const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason);
+    const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.elections.isElection(resource));
     if (!this.logsEvents) this.logger.debug(describeLockEvent(event));
   }
 

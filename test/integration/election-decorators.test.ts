@@ -66,7 +66,7 @@ describe('@Leader and @OnLeadership', () => {
     expect(await relayA.relayOnce()).toBe(relayA.terms[0]!.fencingToken);
     expect(await relayB.relayOnce()).toBeUndefined();
     expect([relayA.runs, relayB.runs]).toEqual([1, 0]);
-    expect(skipped).toMatchObject([{ type: 'skipped', resource: 'relay', reason: 'not-leader' }]);
+    expect(skipped).toMatchObject([{ type: 'skipped', resource: 'relay', mode: 'election', reason: 'not-leader' }]);
     await a.close();
     expect(relayA.terms[0]!.signal.aborted).toBe(true);
     await eventually(() => relayB.terms.length === 1, { what: 'b to lead' });
@@ -128,7 +128,7 @@ describe('@Leader and @OnLeadership', () => {
     await b.get(LockService).elect('ticker').leadership();
     await b.get(Ticker).tick(); // the same 60 s tick, on the new leader
     expect(b.get(Ticker).runs).toBe(0);
-    expect(skipped).toMatchObject([{ resource: 'ticker', reason: 'ran-this-tick' }]);
+    expect(skipped).toMatchObject([{ resource: 'ticker', mode: 'election', reason: 'ran-this-tick' }]);
     await b.close();
   });
 
