@@ -140,6 +140,18 @@ class LostBeforeFault extends Error {}
 /** How many times a trial is set up anew when H loses its lock before the fault. */
 const SETUP_ATTEMPTS = 3;
 
+/** What one trial is: the fault, the kind, where H and W connect, how the fault is injected and healed. */
+interface TrialSetup {
+  readonly fault: PartitionFault;
+  readonly kind: Kind;
+  readonly holderConnect: string;
+  readonly otherConnect: string;
+  readonly inject: () => Promise<void> | void;
+  readonly heal: () => Promise<void> | void;
+  readonly holderLeaseMarginMs?: number;
+  readonly tls: ZkTlsOptions | undefined;
+}
+
 /**
  * One trial: H (on `holderConnect`) takes the lock, W (on `otherConnect`) queues for it, `inject`
  * cuts H off; then H's loss and W's grant are timed. `heal` runs after, whatever happened. Both
@@ -147,20 +159,10 @@ const SETUP_ATTEMPTS = 3;
  * off yet: its lease ran out, the machine too busy to renew it), the trial is set up again, at
  * most SETUP_ATTEMPTS times in all, and the result counts it (`setUpAgain`).
  */
-async function trial(
-  fault: PartitionFault,
-  kind: Kind,
-  index: number,
-  holderConnect: string,
-  otherConnect: string,
-  inject: () => Promise<void> | void,
-  heal: () => Promise<void> | void,
-  holderLeaseMarginMs: number | undefined,
-  tls: ZkTlsOptions | undefined,
-): Promise<TrialResult> {
+async function trial(setup: TrialSetup, index: number): Promise<TrialResult> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const result = await attemptTrial(fault, kind, `${index}${attempt ? `-${attempt}` : ''}`, holderConnect, otherConnect, inject, heal, holderLeaseMarginMs, tls);
+      const result = await attemptTrial(setup, `${index}${attempt ? `-${attempt}` : ''}`);
       return { ...result, setUpAgain: attempt };
     } catch (error) {
       if (!(error instanceof LostBeforeFault) || attempt + 1 >= SETUP_ATTEMPTS) throw error;
@@ -169,17 +171,8 @@ async function trial(
   }
 }
 
-async function attemptTrial(
-  fault: PartitionFault,
-  kind: Kind,
-  name: string,
-  holderConnect: string,
-  otherConnect: string,
-  inject: () => Promise<void> | void,
-  heal: () => Promise<void> | void,
-  holderLeaseMarginMs: number | undefined,
-  tls: ZkTlsOptions | undefined,
-): Promise<Omit<TrialResult, 'setUpAgain'>> {
+async function attemptTrial(setup: TrialSetup, name: string): Promise<Omit<TrialResult, 'setUpAgain'>> {
+  const { fault, kind, holderConnect, otherConnect, inject, heal, holderLeaseMarginMs, tls } = setup;
   const rootPath = `/partition-${process.pid}-${fault}-${kind}-${name}`;
   let h: LockService | undefined;
   let w: Awaited<ReturnType<typeof startWaiter>> | undefined;
@@ -243,15 +236,16 @@ export async function runStandaloneTrials(
       for (let i = 0; i < trials; i++) {
         const kind = kinds[(i + f) % kinds.length]!;
         const result = await trial(
-          fault,
-          kind,
+          {
+            fault,
+            kind,
+            holderConnect: proxy.connectString,
+            otherConnect: address,
+            inject: injectStandalone(fault, server, proxy),
+            heal: () => healStandalone(server, proxy),
+            tls: side.tls,
+          },
           i,
-          proxy.connectString,
-          address,
-          injectStandalone(fault, server, proxy),
-          () => healStandalone(server, proxy),
-          undefined,
-          side.tls,
         );
         log(describeTrial(result));
         results.push(result);
@@ -314,21 +308,22 @@ export async function runEnsembleTrials(
         const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
         const others = ensemble.servers.filter((s) => s !== target).map((s) => side.address(s)).join(',');
         const result = await trial(
-          fault,
-          kind,
+          {
+            fault,
+            kind,
+            holderConnect: side.address(target),
+            otherConnect: others,
+            inject: async () => {
+              if (fault.startsWith('kill')) await target.kill();
+              else target.pause();
+            },
+            heal: async () => {
+              if (fault.startsWith('kill')) await target.start();
+              else target.resume();
+            },
+            tls: side.tls,
+          },
           i,
-          side.address(target),
-          others,
-          async () => {
-            if (fault.startsWith('kill')) await target.kill();
-            else target.pause();
-          },
-          async () => {
-            if (fault.startsWith('kill')) await target.start();
-            else target.resume();
-          },
-          undefined,
-          side.tls,
         );
         log(describeTrial(result));
         results.push(result);
@@ -362,15 +357,17 @@ export async function runIsolationTrials(
       await allServing(ensemble);
       const [one, two, three] = ensemble.servers;
       const result = await trial(
-        'isolate-follower',
-        kinds[i % kinds.length]!,
+        {
+          fault: 'isolate-follower',
+          kind: kinds[i % kinds.length]!,
+          holderConnect: side.address(three!),
+          otherConnect: `${side.address(one!)},${side.address(two!)}`,
+          inject: () => ensemble.cut(true),
+          heal: () => ensemble.cut(false),
+          holderLeaseMarginMs: leaseMarginMs,
+          tls: side.tls,
+        },
         i,
-        side.address(three!),
-        `${side.address(one!)},${side.address(two!)}`,
-        () => ensemble.cut(true),
-        () => ensemble.cut(false),
-        leaseMarginMs,
-        side.tls,
       );
       log(`${describeTrial(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
       results.push(result);
