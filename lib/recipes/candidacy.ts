@@ -22,9 +22,10 @@ import { lockHolders } from '../queue/lock-holders.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { readChildren, readNode } from '../zookeeper/session-retry.js';
 import { LeaderTerm, type LeaderHandle } from './leader-handle.js';
-import { parseData } from './lock-inspection.js';
 import { QueueLock } from './queue-lock.js';
-import { MAX_NODE_DATA_BYTES, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import { type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import { idOfData, nodeData, validateId } from './participant-node.js';
+import { pause } from '../shared/promises.js';
 
 /** Options of one participant of an election. */
 export interface CandidacyOptions {
@@ -242,7 +243,7 @@ export class Candidacy {
   private async run(zkPath: string | undefined): Promise<void> {
     while (!this.closed) {
       const wait = this.requeueAt - performance.now();
-      if (wait > 0) await sleep(wait, this.closing.signal);
+      if (wait > 0) await pause(wait, this.closing.signal);
       if (this.closed) return;
       const queuedAt = performance.now();
       let term: LeaderTerm;
@@ -254,7 +255,7 @@ export class Candidacy {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);
         this.onRetry(error);
-        await sleep(this.retryDelayMs, this.closing.signal);
+        await pause(this.retryDelayMs, this.closing.signal);
         continue;
       }
       if (term.signal.aborted) continue; // lost before it began: never announced, queue again
@@ -310,43 +311,4 @@ function isFinal(error: unknown): boolean {
     error instanceof LockAbortedError ||
     (error instanceof LockOperationError && /ACL/.test(error.message))
   );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
-
-/** Our nodes store the lock's description (`{ host, pid, owner }`, the id as owner); Curator's and kazoo's the id itself. */
-function nodeData(id: string, layout: LockLayout): Buffer {
-  const data = Buffer.from(layout === DEFAULT_LAYOUT ? JSON.stringify({ host: hostname(), pid: process.pid, owner: id }) : id);
-  if (data.length > MAX_NODE_DATA_BYTES) {
-    // What the node holds besides the id: in our layout, the host and pid around it (the id as a JSON string, quotes aside).
-    const besides = layout === DEFAULT_LAYOUT ? data.length - (Buffer.byteLength(JSON.stringify(id)) - 2) : 0;
-    throw new InvalidOptionsError(
-      'id',
-      `makes its node ${data.length} bytes, and at most ${MAX_NODE_DATA_BYTES} fit (every participant reads it): use an id of at most ${MAX_NODE_DATA_BYTES - besides} bytes here`,
-    );
-  }
-  return data;
-}
-
-/** A participant's id from its node: our `owner`, or the whole text (Curator, kazoo). */
-function idOfData(data: Buffer): string {
-  const parsed = parseData(data.toString());
-  return typeof parsed === 'string' ? parsed : String(parsed.owner ?? '');
-}
-
-function validateId(id: unknown): string {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw new InvalidOptionsError('id', `must be a non-empty string (it names this participant to the others), got ${JSON.stringify(id) ?? String(id)}`);
-  }
-  return id;
 }

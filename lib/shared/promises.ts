@@ -30,3 +30,16 @@ export function rejectOnThrow<T>(run: () => Promise<T>): Promise<T> {
     return Promise.reject(error as Error);
   }
 }
+
+/** Resolves after `ms`, or as soon as `signal` aborts (never rejects). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
