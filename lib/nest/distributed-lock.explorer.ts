@@ -5,6 +5,7 @@ import { lockServiceRegistry } from './lock-service.registry.js';
 import { DISTRIBUTED_LOCK_METADATA } from './zk-lock.constants.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import { adoptSchedule, scheduleOf } from './scheduled-method.js';
+import { providerMethods } from './provider-methods.js';
 
 /**
  * At start-up, tells the registry which providers and controllers of this application have
@@ -20,16 +21,11 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
   ) {}
 
   onModuleInit(): void {
-    const guarded: object[] = [];
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as unknown;
-      if (typeof instance !== 'object' || instance === null) continue;
-      const methods = this.guardedMethods(instance);
-      if (methods.length > 0) guarded.push(instance);
-      for (const method of methods) {
-        const spec = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec;
-        adoptSchedule(spec, scheduleOf(method, spec.method));
-      }
+    const guarded = new Set<object>();
+    for (const { instance, method } of providerMethods(this.discovery, this.scanner, [DISTRIBUTED_LOCK_METADATA])) {
+      guarded.add(instance);
+      const spec = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec;
+      adoptSchedule(spec, scheduleOf(method, spec.method));
     }
     lockServiceRegistry.start(this.locks, guarded);
   }
@@ -38,13 +34,4 @@ export class DistributedLockExplorer implements OnModuleInit, OnApplicationShutd
     lockServiceRegistry.stop(this.locks);
   }
 
-  /** The instance's @DistributedLock methods (the wrappers, which carry every decorator's metadata). */
-  private guardedMethods(instance: object): object[] {
-    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
-    if (!prototype) return [];
-    return this.scanner
-      .getAllMethodNames(prototype)
-      .map((name) => prototype[name] as object)
-      .filter((method) => Reflect.hasMetadata(DISTRIBUTED_LOCK_METADATA, method));
-  }
 }

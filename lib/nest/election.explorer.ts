@@ -10,6 +10,7 @@ import type { LeaderSpec } from './leader.options.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { adoptLeaderSchedule } from './leader.decorator.js';
 import { scheduleOf } from './scheduled-method.js';
+import { providerMethods } from './provider-methods.js';
 import { DISTRIBUTED_LOCK_METADATA, LEADER_METADATA, ON_LEADERSHIP_METADATA } from './zk-lock.constants.js';
 
 /** One decorated method of one instance. */
@@ -49,31 +50,25 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
    */
   onModuleInit(): void {
     const lockResources = new Map<string, string>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as unknown;
-      if (typeof instance !== 'object' || instance === null) continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown> | null;
-      if (!prototype) continue;
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method = prototype[name] as object;
-        const leader = Reflect.getMetadata(LEADER_METADATA, method) as LeaderSpec | undefined;
-        const onLeadership = Reflect.getMetadata(ON_LEADERSHIP_METADATA, method) as LeaderSpec | undefined;
-        const lock = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec | undefined;
-        if (typeof lock?.resource === 'string') lockResources.set(lock.resource, lock.method);
-        if (leader) {
-          adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
-          this.decorated.push({ instance, name, spec: leader, onLeadership: false });
+    const keys = [LEADER_METADATA, ON_LEADERSHIP_METADATA, DISTRIBUTED_LOCK_METADATA];
+    for (const { wrapper, instance, name, method } of providerMethods(this.discovery, this.scanner, keys)) {
+      const leader = Reflect.getMetadata(LEADER_METADATA, method) as LeaderSpec | undefined;
+      const onLeadership = Reflect.getMetadata(ON_LEADERSHIP_METADATA, method) as LeaderSpec | undefined;
+      const lock = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec | undefined;
+      if (typeof lock?.resource === 'string') lockResources.set(lock.resource, lock.method);
+      if (leader) {
+        adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
+        this.decorated.push({ instance, name, spec: leader, onLeadership: false });
+      }
+      if (onLeadership) {
+        if (!wrapper.isDependencyTreeStatic()) {
+          // Nest's instance of a request-scoped provider is a stub with nothing injected.
+          throw new InvalidOptionsError(
+            '@OnLeadership',
+            `${onLeadership.method} is on a request-scoped provider (or one that depends on one), which has no instance outside a request: put it on a singleton provider`,
+          );
         }
-        if (onLeadership) {
-          if (!wrapper.isDependencyTreeStatic()) {
-            // Nest's instance of a request-scoped provider is a stub with nothing injected.
-            throw new InvalidOptionsError(
-              '@OnLeadership',
-              `${onLeadership.method} is on a request-scoped provider (or one that depends on one), which has no instance outside a request: put it on a singleton provider`,
-            );
-          }
-          this.decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
-        }
+        this.decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
       }
     }
     if (this.decorated.length === 0) return;
