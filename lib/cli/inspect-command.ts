@@ -6,6 +6,7 @@ import { InvalidOptionsError, InvalidResourceNameError } from '../errors.js';
 import { inspectAll } from '../recipes/inspect-all.js';
 import { checkTargets } from '../recipes/inspect-elsewhere.js';
 import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
+import { pause } from '../shared/promises.js';
 import { CliUsageError, type InspectArgs } from './args.js';
 import { connect, messageOf, openConnection, type Output } from './cli-connection.js';
 import { formatHeading, formatTable } from './table.js';
@@ -64,7 +65,7 @@ async function watch(args: InspectArgs, read: () => Promise<LockViewData>, outpu
       // The connection reconnects by itself: say so and try again at the next tick.
       output.err(`Could not read the locks (will retry): ${messageOf(error)}\n`);
     }
-    await sleep(args.intervalMs, stop);
+    await pause(args.intervalMs, stop);
   }
 }
 
@@ -98,19 +99,6 @@ async function serve(args: InspectArgs, read: () => Promise<LockViewData>, outpu
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
-
-function sleep(ms: number, stop: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    stop.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
-
 
 /** `/locks`, or `/locks, /billing/lock (curator) and the locks under /jobs`. */
 function describeTargets(args: InspectArgs): string {
