@@ -1,12 +1,6 @@
-import { type LeadershipEnd, LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
+import { LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
 import type { GrantedLock } from './held-lock.js';
 import type { HeldLock } from './lock-handle.js';
-
-/** How a term ended, as the candidacy hears it. */
-export interface TermEnd {
-  readonly end: LeadershipEnd;
-  readonly error: LeadershipLostError;
-}
 
 /**
  * One term of leadership: this instance leads the group until `signal` aborts. Read it like a held
@@ -41,10 +35,10 @@ const DELETE_ATTEMPTS = 5;
 export class LeaderTerm implements LeaderHandle {
   readonly resource: string;
   readonly fencingToken: string;
-  /** Resolves once, when the term is over (after the node is deleted, for a voluntary end). */
-  readonly ended: Promise<TermEnd>;
+  /** Resolves once, when the term is over (after the node is deleted, for a voluntary end); `signal.reason` says how. */
+  readonly ended: Promise<void>;
   private readonly controller = new AbortController();
-  private finish!: (end: TermEnd) => void;
+  private finish!: () => void;
   /** The work still running (settled ones leave, so a job run every second keeps this small). */
   private readonly roles = new Set<Promise<void>>();
   private ending = false;
@@ -116,7 +110,7 @@ export class LeaderTerm implements LeaderHandle {
     this.controller.abort(error);
     if (this.roles.size > 0) await settledWithin([...this.roles], this.graceMs);
     await this.deleteNode();
-    this.finish({ end, error });
+    this.finish();
   }
 
   /**
@@ -148,7 +142,7 @@ export class LeaderTerm implements LeaderHandle {
       'lost',
     );
     this.controller.abort(error);
-    this.finish({ end: 'lost', error });
+    this.finish();
   }
 }
 

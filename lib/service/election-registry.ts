@@ -12,7 +12,7 @@ import { Election, type ElectOptions } from './election.js';
  * at shutdown.
  */
 export class ElectionRegistry {
-  private readonly byPath = new Map<string, { election: Election }>();
+  private readonly byPath = new Map<string, Election>();
   /** Shutdown has begun: no election is joined any more. */
   private closed = false;
 
@@ -24,10 +24,6 @@ export class ElectionRegistry {
     private readonly log: { warn(message: string): void; error(message: string): void },
   ) {}
 
-  get size(): number {
-    return this.byPath.size;
-  }
-
   /**
    * This service's Election of `group`: joined now, or the one joined before with the same options.
    * @throws InvalidOptionsError when the group was joined with other options.
@@ -35,10 +31,9 @@ export class ElectionRegistry {
   elect(group: string, options: ElectOptions): Election {
     if (this.closed) throw new LockServiceClosedError(group);
     const path = this.runtime.pathFor(group, options.zkPath);
-    const known = this.byPath.get(path);
-    if (known && known.election.state !== 'closed' && !rejoinable(known.election)) {
+    const election = this.byPath.get(path);
+    if (election && election.state !== 'closed' && !rejoinable(election)) {
       // What a caller leaves out (a decorator names no id) is whatever the group was joined with.
-      const { election } = known;
       const sameId = options.id === undefined || options.id === election.id;
       const sameLayout = options.layout === undefined || options.layout === election.layout;
       if (sameId && sameLayout && election.group === group) return election;
@@ -52,12 +47,12 @@ export class ElectionRegistry {
     }
     const layout = options.layout ?? this.defaultLayout;
     const onRetry = (error: unknown) => this.log.warn(`Election "${group}": queueing again in a moment after ${String(error)}`);
-    const election = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry }, this.events);
-    election.onChange((change) => {
-      if (election.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(change.error)}`);
+    const joined = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry }, this.events);
+    joined.onChange((change) => {
+      if (joined.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(change.error)}`);
     });
-    this.byPath.set(path, { election });
-    return election;
+    this.byPath.set(path, joined);
+    return joined;
   }
 
   /**
@@ -67,8 +62,8 @@ export class ElectionRegistry {
    */
   assertNotElection(resource: string, zkPath: string | undefined): void {
     if (this.byPath.size === 0) return;
-    const known = this.byPath.get(this.runtime.pathFor(resource, zkPath));
-    if (known && known.election.state !== 'closed') {
+    const election = this.byPath.get(this.runtime.pathFor(resource, zkPath));
+    if (election && election.state !== 'closed') {
       throw new IncompatibleLockError(
         resource,
         'it is an election group of this LockService, not a lock',
@@ -79,13 +74,13 @@ export class ElectionRegistry {
 
   /** Whether `group` is an election of this service (joined, not closed). */
   isElection(group: string): boolean {
-    for (const { election } of this.byPath.values()) if (election.group === group && election.state !== 'closed') return true;
+    for (const election of this.byPath.values()) if (election.group === group && election.state !== 'closed') return true;
     return false;
   }
 
   /** The current term of `group` when this instance leads it. */
   leadership(group: string): LeaderHandle | undefined {
-    for (const { election } of this.byPath.values()) {
+    for (const election of this.byPath.values()) {
       const current = election.group === group ? election.current : undefined;
       if (current) return current;
     }
@@ -93,7 +88,7 @@ export class ElectionRegistry {
   }
 
   info(): ElectionInfo[] {
-    return [...this.byPath.values()].flatMap(({ election }) => {
+    return [...this.byPath.values()].flatMap((election) => {
       const { state } = election;
       if (state === 'closed') return [];
       const current = election.current;
@@ -107,7 +102,7 @@ export class ElectionRegistry {
    */
   async closeAll(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.byPath.values()].map(({ election }) => election.close()));
+    await Promise.allSettled([...this.byPath.values()].map((election) => election.close()));
   }
 }
 
