@@ -61,7 +61,8 @@ export class LockLostError extends ZkLockError {
   constructor(
     readonly resource: string,
     readonly fencingToken: string,
-    detail: string,
+    /** What happened, in a few words (the message adds what to do). */
+    readonly detail: string,
     readonly reason: LockLossReason = 'session-ended',
   ) {
     super(

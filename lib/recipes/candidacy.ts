@@ -21,6 +21,7 @@ import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layout
 import { lockHolders } from '../queue/lock-holders.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { readChildren, readNode } from '../zookeeper/session-retry.js';
+import { ZkNoAuthError } from '../zookeeper/zk-errors.js';
 import { LeaderTerm, type LeaderHandle } from './leader-handle.js';
 import { QueueLock } from './queue-lock.js';
 import { type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
@@ -309,6 +310,6 @@ function isFinal(error: unknown): boolean {
     error instanceof ZkRollbackError ||
     error instanceof InvalidOptionsError ||
     error instanceof LockAbortedError ||
-    (error instanceof LockOperationError && /ACL/.test(error.message))
+    (error instanceof LockOperationError && error.cause instanceof ZkNoAuthError)
   );
 }

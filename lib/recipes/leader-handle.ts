@@ -83,9 +83,8 @@ export class LeaderTerm implements LeaderHandle {
     try {
       this.lock.assertHeld(forMs);
     } catch (error) {
-      if (error instanceof LockNotHeldError || error instanceof LockLostError) {
-        throw new LeadershipLostError(this.group, this.fencingToken, leaseDetail(error), error instanceof LockLostError ? error.reason : 'session-ended', 'lost');
-      }
+      if (error instanceof LockLostError) throw new LeadershipLostError(this.group, this.fencingToken, error.detail, error.reason, 'lost');
+      if (error instanceof LockNotHeldError) throw new LeadershipLostError(this.group, this.fencingToken, 'it was released', 'session-ended', 'lost');
       throw error;
     }
   }
@@ -137,23 +136,13 @@ export class LeaderTerm implements LeaderHandle {
     const error = new LeadershipLostError(
       this.group,
       this.fencingToken,
-      cause ? lossDetail(cause) : 'its ZooKeeper session ended',
+      cause?.detail ?? 'its ZooKeeper session ended',
       cause?.reason ?? 'session-ended',
       'lost',
     );
     this.controller.abort(error);
     this.finish();
   }
-}
-
-/** The lock's own explanation, without its advice about locks. */
-function lossDetail(error: LockLostError): string {
-  const match = /was lost: (.*)\. Another client/s.exec(error.message);
-  return match?.[1] ?? error.message;
-}
-
-function leaseDetail(error: Error): string {
-  return error instanceof LockLostError ? lossDetail(error) : 'it was released';
 }
 
 async function settledWithin(roles: readonly Promise<unknown>[], ms: number): Promise<void> {
