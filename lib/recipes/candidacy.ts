@@ -141,7 +141,7 @@ export class Candidacy {
   get state(): CandidacyState {
     if (this.closed) return 'closed';
     if (this.failure) return 'failed';
-    return this.term ? 'leading' : 'following';
+    return this.current ? 'leading' : 'following'; // not while a term that was told it ended waits for its node to go
   }
 
   /** Why the candidacy ended, when `state` is `'failed'`. */

@@ -120,7 +120,10 @@ describe('leader election on a real ZooKeeper', () => {
     const role = new Promise<void>((resolve) => term.signal.addEventListener('abort', () => setTimeout(() => ((stopped = true), resolve()), 300)));
     term.stopsWith(role);
     const next = b!.leadership().then(() => stopped);
-    await a!.resign();
+    const resigned = a!.resign();
+    // Told, its work still stopping, its node still there: no longer the leader by any account.
+    expect([a!.state, a!.isLeader(), a!.current]).toEqual(['following', false, undefined]);
+    await resigned;
     expect(await next).toBe(true);
     await Promise.all([a!.close(), b!.close()]);
   });
