@@ -125,11 +125,11 @@ describe('LockMetrics', () => {
     service.events$.next(elected('relay', '12'));
     service.events$.next(elected('jobs "nightly"', '3'));
     service.events$.next(revoked('jobs "nightly"', '3', 'left'));
-    service.events$.next({ type: 'skipped', resource: 'relay', mode: 'exclusive', permits: undefined, owner: undefined, timestamp: 0, reason: 'not-leader' });
+    service.events$.next({ type: 'skipped', resource: 'relay', mode: 'election', permits: undefined, owner: undefined, timestamp: 0, reason: 'not-leader' });
     const text = metrics.prometheus();
     const samples = text.split('\n').filter((line) => /^app_lock_(leader|leadership|skipped)/.test(line));
     expect(samples).toEqual([
-      'app_lock_skipped_total{mode="exclusive",reason="not-leader"} 1',
+      'app_lock_skipped_total{mode="election",reason="not-leader"} 1',
       'app_lock_leadership_elected_total{group="relay"} 3',
       'app_lock_leadership_elected_total{group="jobs \\"nightly\\""} 1',
       'app_lock_leadership_revoked_total{group="relay",end="resigned"} 1',
