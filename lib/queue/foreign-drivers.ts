@@ -11,7 +11,7 @@
  * `InterProcessReadWriteLock`, `ProtectedUtils`), kazoo 2.9+ `kazoo/recipe/lock.py`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Decision, LockDriver } from './lock-driver.js';
+import { type Decision, headHolds, type LockDriver } from './lock-driver.js';
 import { ENTRY_KIND, type EntryKind, type QueueEntry, refuseForeign, SEQUENCE_DIGITS } from './queue-entry.js';
 import { CURATOR_PARENTS, KAZOO_PARENTS, type NodeStyle } from './layouts.js';
 
@@ -29,11 +29,6 @@ function byKey(a: { key: string; name: string }, b: { key: string; name: string 
 
 function entry(name: string, kind: string): QueueEntry {
   return { name, kind, permits: undefined, sessionId: '', sequence: Number(name.slice(-SEQUENCE_DIGITS)) };
-}
-
-/** The lowest entry holds; every other one watches the entry just before it. */
-function headHolds(queue: readonly QueueEntry[], mine: number): Decision {
-  return mine === 0 ? { granted: true } : { granted: false, watch: [queue[mine - 1]!] };
 }
 
 /** A read holds while no write is below it, and watches the last write below it (which holds before it can go). */

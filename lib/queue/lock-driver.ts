@@ -197,5 +197,10 @@ export const electionDriver: LockDriver = ownDriver(ENTRY_KIND.election, (queue,
       );
     }
   }
-  return mine === 0 ? { granted: true } : { granted: false, watch: [queue[mine - 1]!] };
+  return headHolds(queue, mine);
 });
+
+/** The lowest entry holds; every other one watches the entry just before it (elections, Curator's and kazoo's locks). */
+export function headHolds(queue: readonly QueueEntry[], mine: number): Decision {
+  return mine === 0 ? { granted: true } : { granted: false, watch: [queue[mine - 1]!] };
+}

@@ -41,10 +41,7 @@ export interface LockHolders {
 export function lockHolders(children: readonly string[], layout: LockLayout, strict = true): LockHolders {
   if (layout === 'nestjs-zk-lock') return ownHolders(sortQueue(children, strict));
   if (layout === 'kazoo') return kazooHolders(kazooWriteDriver.order(children));
-  if (children.some((name) => styleOf(name) === 'curator-latch')) {
-    const queue = curatorLatchDriver.order(children);
-    return { queue, holders: queue.slice(0, 1), mayHold: [] };
-  }
+  if (children.some((name) => styleOf(name) === 'curator-latch')) return curatorHolders(curatorLatchDriver.order(children), false);
   const readWrite = children.some((name) => name.includes(CURATOR_READ) || name.includes(CURATOR_WRITE));
   return curatorHolders(readWrite ? curatorReadDriver.order(children) : curatorMutexDriver.order(children), readWrite);
 }
