@@ -199,6 +199,39 @@ export class ZkTlsError extends ZkConnectionError {
   }
 }
 
+/** What a client refused for want of authentication should be given (ZkAuthenticationError, and a refused lock operation). */
+export const AUTHENTICATION_ADVICE =
+  'the credentials the servers require: SASL ones where they require SASL (zookeeper.sessionRequireClientSASLAuth=true, ' +
+  'or enforce.auth.schemes=sasl), or `digest` where enforce.auth.schemes lists digest; and check them against what the servers know';
+
+/**
+ * Start-up failed because the servers want credentials this client did not give or they refused:
+ * they close every session that has not authenticated (`failure: 'required'`: ZooKeeper's
+ * SESSIONCLOSEDREQUIRESASLAUTH, -124, sent when `zookeeper.sessionRequireClientSASLAuth=true` or
+ * `enforce.auth.enabled=true`), or the authentication failed (`'failed'`: AUTHFAILED, -115). A
+ * ZkConnectionError.
+ */
+export class ZkAuthenticationError extends ZkConnectionError {
+  constructor(
+    connectionString: string,
+    /** `required`: the servers want an authentication this client did not make; `failed`: they refused it. */
+    readonly failure: 'required' | 'failed',
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      connectionString,
+      failure === 'required'
+        ? `the servers close every session that has not authenticated (${detail})`
+        : `the servers refused this client's authentication (${detail})`,
+      {
+        ...options,
+        advice: `Give ${AUTHENTICATION_ADVICE}.`,
+      },
+    );
+  }
+}
+
 /**
  * This package's native addon (the ZooKeeper C client bound to Node: the prebuilt binary the package
  * ships for linux-x64 and linux-arm64 with glibc, or a build made by its install script) cannot be used, so no connection to
@@ -243,10 +276,17 @@ export class LockServiceClosedError extends ZkLockError {
   }
 }
 
-/** ZooKeeper refused a lock operation for a reason the library cannot recover from. */
+/**
+ * ZooKeeper refused a lock operation for a reason the library cannot recover from. The message says
+ * what to do; `code` is ZooKeeper's name of the result (`'NOAUTH'`, `'QUOTAEXCEEDED'`,
+ * `'THROTTLEDOP'`...: see docs/reference.md, ZooKeeper's answers).
+ */
 export class LockOperationError extends ZkLockError {
-  constructor(resource: string, detail: string, options?: { cause?: unknown }) {
-    super(`ZooKeeper refused a lock operation on "${resource}": ${detail}.`, options);
+  /** ZooKeeper's name of the result code (KeeperException.Code), or the number of one it does not name. */
+  readonly code: string | undefined;
+  constructor(resource: string, detail: string, options?: { cause?: unknown; code?: string }) {
+    super(`ZooKeeper refused a lock operation on "${resource}": ${detail}.`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options?.code;
   }
 }
 

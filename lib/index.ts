@@ -55,6 +55,7 @@ export {
   InvalidResourceNameError,
   ZkConnectionError,
   ZkTlsError,
+  ZkAuthenticationError,
   ZkNativeAddonError,
   ZkRollbackError,
   InvalidOptionsError,

@@ -45,7 +45,9 @@ import { ownerAcl } from '../zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import { ZkConnection } from '../zookeeper/zk-connection.js';
-import type { ZkConnectionOptions } from '../zookeeper/zk-connection.options.js';
+import { pickConnectionOptions } from '../zookeeper/zk-connection.options.js';
+import { startupError } from '../zookeeper/zk-errors.js';
+import { refuseUnknownModuleOptions } from './known-options.js';
 import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import type { Election, ElectOptions } from './election.js';
 import { ElectionRegistry } from './election-registry.js';
@@ -86,15 +88,13 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   private readonly elections: ElectionRegistry;
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidOptionsError('options', 'ZkLockModule needs an options object with at least connectionString');
-    }
+    refuseUnknownModuleOptions(options);
     const defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
     const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
     this.ownsConnection = !options.connection;
     this.shutdown = new ShutdownGate(shutdownGraceMs, !this.ownsConnection, (message) => this.logger.warn(message));
     // ZkConnection checks connectionString itself: required unless a connection is supplied.
-    this.connection = options.connection ?? new ZkConnection(options as ZkConnectionOptions);
+    this.connection = options.connection ?? new ZkConnection(pickConnectionOptions(options));
     if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
       throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${shown(options.rootAclCheck)}`);
     }
@@ -139,7 +139,9 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   async onModuleInit(): Promise<void> {
     await this.connection.connect();
     if (this.rootAclCheck === 'off') return;
-    const problem = await this.recipes.rootAclProblem(this.connection.digest);
+    const problem = await this.recipes.rootAclProblem(this.connection.digest).catch((error: unknown) => {
+      throw startupError(error, this.connection.connectionString, this.recipes.runtime.rootPath);
+    });
     if (!problem) return;
     if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
     // Without a digest identity nothing can be protected: an open rootPath is what such a setup

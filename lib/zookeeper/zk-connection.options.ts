@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
+import { type KnownKeys, refuseUnknownKeys } from '../shared/known-keys.js';
 import type { ClientLogLevel } from './native-client.js';
 import type { ZkTlsOptions } from './zk-tls.options.js';
 
@@ -65,6 +66,34 @@ export interface ZkConnectionOptions {
    * @default undefined (plain TCP)
    */
   tls?: ZkTlsOptions;
+}
+
+/** Every name of ZkConnectionOptions (a field added above and not here fails to compile). */
+export const CONNECTION_OPTION_KEYS = {
+  connectionString: true,
+  sessionTimeoutMs: true,
+  leaseMarginMs: true,
+  connectTimeoutMs: true,
+  clientLogLevel: true,
+  digest: true,
+  tls: true,
+} as const satisfies KnownKeys<ZkConnectionOptions>;
+
+/**
+ * The connection's options out of a larger object (ZkLockModule's), and so never a name the
+ * connection does not know.
+ */
+export function pickConnectionOptions(options: Partial<ZkConnectionOptions>): ZkConnectionOptions {
+  const picked: Record<string, unknown> = {};
+  for (const name of Object.keys(CONNECTION_OPTION_KEYS) as (keyof ZkConnectionOptions)[]) {
+    if (name in options) picked[name] = options[name];
+  }
+  return picked as unknown as ZkConnectionOptions;
+}
+
+/** Refuses options with a name ZkConnectionOptions does not have. @throws InvalidOptionsError naming it. */
+export function refuseUnknownConnectionOptions(options: object): void {
+  refuseUnknownKeys(options, CONNECTION_OPTION_KEYS, 'a ZkConnection option');
 }
 
 /** The defaults of sessionTimeoutMs and connectTimeoutMs (the in-memory connection's too). */

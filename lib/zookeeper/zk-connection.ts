@@ -17,6 +17,7 @@ import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_LEASE_MARGIN_SHARE,
   grantedLeaseError,
+  refuseUnknownConnectionOptions,
   type ZkConnectionOptions,
 } from './zk-connection.options.js';
 
@@ -55,6 +56,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   private connecting: Promise<void> | undefined;
 
   constructor(options: ZkConnectionOptions) {
+    if (options !== null && typeof options === 'object') refuseUnknownConnectionOptions(options);
     const connectionString = validateConnectionString(options.connectionString);
     super(connectionString);
     this.connectionString = connectionString;

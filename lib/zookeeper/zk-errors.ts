@@ -1,39 +1,21 @@
-import { IncompatibleLockError, type LockLossReason, LockOperationError, ZkLockError, ZkRollbackError } from '../errors.js';
+import {
+  IncompatibleLockError,
+  InvalidOptionsError,
+  type LockLossReason,
+  LockOperationError,
+  ZkAuthenticationError,
+  ZkLockError,
+  ZkRollbackError,
+} from '../errors.js';
+import { ADVICE, codeName, describeCode, ZK_CODES } from './zk-codes.js';
+
+export { ZK_CODES } from './zk-codes.js';
 
 /**
- * ZooKeeper result codes mapped to typed errors. Recipes branch on these classes, never on numbers.
- * Codes are the C client's (zookeeper.h), which the `zookeeper` binding passes through. And the one
- * mapping of these errors to the library's public ones: toLockError.
+ * ZooKeeper result codes (zk-codes.ts) mapped to typed errors. Recipes branch on these classes,
+ * never on numbers. And the one mapping of these errors to the library's public ones: toLockError
+ * (and startupError for the requests start-up makes).
  */
-
-export const ZK_CODES = {
-  OK: 0,
-  SYSTEMERROR: -1,
-  RUNTIMEINCONSISTENCY: -2,
-  DATAINCONSISTENCY: -3,
-  CONNECTIONLOSS: -4,
-  MARSHALLINGERROR: -5,
-  UNIMPLEMENTED: -6,
-  OPERATIONTIMEOUT: -7,
-  BADARGUMENTS: -8,
-  INVALIDSTATE: -9,
-  APIERROR: -100,
-  NONODE: -101,
-  NOAUTH: -102,
-  BADVERSION: -103,
-  NOCHILDRENFOREPHEMERALS: -108,
-  NODEEXISTS: -110,
-  NOTEMPTY: -111,
-  SESSIONEXPIRED: -112,
-  INVALIDCALLBACK: -113,
-  INVALIDACL: -114,
-  AUTHFAILED: -115,
-  CLOSING: -116,
-  NOTHING: -117,
-  SESSIONMOVED: -118,
-} as const;
-
-const NAMES = new Map<number, string>(Object.entries(ZK_CODES).map(([name, code]) => [code, name]));
 
 /** Any failed ZooKeeper operation. */
 export class ZkError extends Error {
@@ -42,7 +24,7 @@ export class ZkError extends Error {
     readonly op: string,
     readonly path: string,
   ) {
-    super(`ZooKeeper ${op} ${path} failed: ${NAMES.get(code) ?? 'UNKNOWN'} (${code})`);
+    super(`ZooKeeper ${op} ${path} failed: ${describeCode(code)}`);
     this.name = new.target.name;
   }
 }
@@ -57,6 +39,17 @@ export class ZkNoChildrenForEphemeralsError extends ZkError {}
 export class ZkNotEmptyError extends ZkError {}
 /** The ACL forbids the operation, or authentication failed. */
 export class ZkNoAuthError extends ZkError {}
+/**
+ * The session cannot be used without credentials the servers accept: they closed it because it has
+ * not authenticated (SESSIONCLOSEDREQUIRESASLAUTH), or its authentication failed (AUTHFAILED, after
+ * which the C client gives the handle up). Ends the session (see endOfSession).
+ */
+export class ZkSessionAuthError extends ZkNoAuthError {
+  /** `required`: the servers require an authentication this session has not made; `failed`: it was refused. */
+  get failure(): 'required' | 'failed' {
+    return this.code === ZK_CODES.SESSIONCLOSEDREQUIRESASLAUTH ? 'required' : 'failed';
+  }
+}
 /**
  * The connection dropped before the reply arrived: the operation may or may not have been applied.
  * The session may still be alive; retry once it reconnects.
@@ -157,16 +150,19 @@ export function zkError(code: number, op: string, path: string): ZkError {
     case ZK_CODES.NOTEMPTY:
       return new ZkNotEmptyError(code, op, path);
     case ZK_CODES.NOAUTH:
-    case ZK_CODES.AUTHFAILED:
       return new ZkNoAuthError(code, op, path);
+    case ZK_CODES.AUTHFAILED:
+    case ZK_CODES.SESSIONCLOSEDREQUIRESASLAUTH:
+      return new ZkSessionAuthError(code, op, path);
     case ZK_CODES.CONNECTIONLOSS:
     case ZK_CODES.OPERATIONTIMEOUT:
+    case ZK_CODES.SSLCONNECTIONERROR: // the C client fails what was in flight with it when a TLS connect fails
       return new ZkConnectionLossError(code, op, path);
     case ZK_CODES.INVALIDSTATE: // the handle is closed or unrecoverable
     case ZK_CODES.SESSIONEXPIRED:
     case ZK_CODES.CLOSING:
     case ZK_CODES.SESSIONMOVED:
-      return new ZkSessionLostError(op, path, `the session ended (${NAMES.get(code)})`);
+      return new ZkSessionLostError(op, path, `the session ended (${describeCode(code)})`);
     default:
       return new ZkError(code, op, path);
   }
@@ -189,21 +185,51 @@ export class QueueConflictError extends Error {
 }
 
 /**
+ * How an error from a request ends its session, if it does: the session is over (expired, closed,
+ * moved), or the servers will not serve it without authentication. The session's holders are told
+ * this detail; the request's caller gets the error itself.
+ */
+export function endOfSession(error: unknown): { detail: string; end: LockLossReason } | undefined {
+  if (error instanceof ZkSessionLostError) return { detail: error.message, end: error.end };
+  if (error instanceof ZkSessionAuthError) {
+    const what = error.failure === 'required' ? 'the servers closed the session because it had not authenticated' : "the session's authentication failed";
+    return { detail: `${what} (${describeCode(error.code)})`, end: 'session-ended' };
+  }
+  return undefined;
+}
+
+/**
  * The public error a caller of `resource` gets for an error from ZooKeeper or the queue: the
- * library's own errors pass through, the internal ones become LockOperationError,
- * IncompatibleLockError or ZkRollbackError with what to do. Anything else is returned as it is.
+ * library's own errors pass through, the internal ones become LockOperationError (with ZooKeeper's
+ * name of the code and what to do about it), InvalidOptionsError (an ACL the servers refuse),
+ * IncompatibleLockError or ZkRollbackError. Anything else is returned as it is.
  */
 export function toLockError(error: unknown, resource: string): unknown {
   if (error instanceof ZkLockError) return error;
   if (error instanceof QueueConflictError) return new IncompatibleLockError(resource, error.detail, error.advice);
   if (error instanceof HistoryWentBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
-  if (error instanceof ZkNoAuthError) {
-    return new LockOperationError(
-      resource,
-      `${error.message}: the ACL of the lock's path does not let this client in; connect with the digest identity that owns rootPath (the digest option), or use another rootPath`,
-      { cause: error },
-    );
+  if (!(error instanceof ZkError)) return error;
+  const name = codeName(error.code);
+  if (name === 'INVALIDACL') return new InvalidOptionsError('acl', `${error.message}: ${ADVICE.INVALIDACL}`);
+  // A session's end says why in its own words; an unknown code is a newer server's.
+  const advice =
+    error instanceof ZkSessionLostError
+      ? undefined
+      : name === undefined || name === 'OK'
+        ? 'see KeeperException.Code of the servers\' ZooKeeper version for what it means'
+        : ADVICE[name];
+  const detail = advice === undefined ? error.message : `${error.message}: ${advice}`;
+  return new LockOperationError(resource, detail, { cause: error, code: name ?? String(error.code) });
+}
+
+/**
+ * The public error for a request that start-up makes (creating rootPath, reading its ACL): a refusal
+ * for want of authentication fails start-up as a ZkAuthenticationError (what a secured ensemble
+ * answers a client without credentials); anything else as toLockError says, for rootPath.
+ */
+export function startupError(error: unknown, connectionString: string, rootPath: string): unknown {
+  if (error instanceof ZkSessionAuthError) {
+    return new ZkAuthenticationError(connectionString, error.failure, `${describeCode(error.code)} at ${error.op} ${error.path}`, { cause: error });
   }
-  if (error instanceof ZkError) return new LockOperationError(resource, error.message, { cause: error });
-  return error;
+  return toLockError(error, rootPath);
 }

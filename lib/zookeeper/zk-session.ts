@@ -4,7 +4,7 @@ import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import type { LockLossReason } from '../errors.js';
-import { serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { endOfSession, serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
 import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
 import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
 
@@ -299,7 +299,8 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
           if (settled) return;
           settled = true;
           this.pending.delete(request);
-          if (error instanceof ZkSessionLostError && !this.lost.aborted) this.onEnded(this, error.message, error.end);
+          const ended = this.lost.aborted ? undefined : endOfSession(error);
+          if (ended) this.onEnded(this, ended.detail, ended.end);
           reject(error);
         },
       };

@@ -1,0 +1,71 @@
+/**
+ * What a secured server answers is named: a real ZooKeeper that closes every session that has not
+ * authenticated (enforce.auth.enabled, here with the digest scheme, which needs no JAAS) answers a
+ * client without credentials with SESSIONCLOSEDREQUIRESASLAUTH (-124). Start-up fails with a
+ * ZkAuthenticationError saying so; a lock taken by an application that skipped the start-up check
+ * fails with a LockOperationError naming the code; the same server serves a client with the
+ * credentials (the control).
+ */
+import 'reflect-metadata';
+import { Test } from '@nestjs/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockOperationError, LockService, ZkAuthenticationError, ZkConnectionError, ZkLockModule, type ZkLockModuleOptions } from '../../lib/index.js';
+import { startZkServer, type ZkServer } from '../support/zk-server.js';
+import { uniqueRoot } from '../support/zk-fixtures.js';
+
+describe('a server that requires authentication', () => {
+  let server: ZkServer;
+  beforeAll(async () => {
+    // Unknown zoo.cfg keys become zookeeper.* system properties: zookeeper.enforce.auth.enabled.
+    server = await startZkServer({ extraConfig: ['enforce.auth.enabled=true', 'enforce.auth.schemes=digest'] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  async function app(options: Partial<ZkLockModuleOptions>) {
+    const ref = await Test.createTestingModule({
+      imports: [ZkLockModule.forRoot({ connectionString: server.connectString, sessionTimeoutMs: 4000, rootPath: uniqueRoot('authreq'), ...options })],
+    }).compile();
+    return ref.createNestApplication({ logger: false });
+  }
+
+  it('fails start-up without credentials, with a ZkAuthenticationError that names the answer', async () => {
+    const application = await app({});
+    const error = await application.init().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await application.close();
+    expect(error).toBeInstanceOf(ZkAuthenticationError);
+    expect(error).toBeInstanceOf(ZkConnectionError);
+    expect(error).toMatchObject({ failure: 'required' });
+    expect((error as Error).message).toMatch(/the servers close every session that has not authenticated \(SESSIONCLOSEDREQUIRESASLAUTH \(-124\) at create \/test-\S+authreq\)\. Give the credentials/);
+  });
+
+  it('fails a lock with a LockOperationError naming the code when the start-up check is off', async () => {
+    const application = await app({ rootAclCheck: 'off' });
+    await application.init();
+    try {
+      const error = await application.get(LockService).acquire('orders', { waitTimeoutMs: 30_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LockOperationError);
+      expect(error).toMatchObject({ code: 'SESSIONCLOSEDREQUIRESASLAUTH' });
+      expect((error as Error).message).toMatch(/SESSIONCLOSEDREQUIRESASLAUTH \(-124\): the servers close every session that has not authenticated: give the credentials/);
+    } finally {
+      await application.close();
+    }
+  });
+
+  it('serves a client that authenticates (the control)', async () => {
+    const application = await app({ digest: 'orders-app:s3cret' });
+    await application.init();
+    try {
+      expect(await application.get(LockService).withLock('orders', (lock) => lock.fencingToken)).toMatch(/^\d{40}$/);
+    } finally {
+      await application.close();
+    }
+  });
+});
