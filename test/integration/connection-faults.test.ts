@@ -6,13 +6,13 @@ import { curatorMutexDriver, kazooLockDriver } from '../../lib/queue/foreign-dri
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 import type { ZkProxy } from '../support/zk-proxy.js';
 import { freePorts } from '../support/zk-server.js';
 
 describe('connection faults against a real ZooKeeper', () => {
   const zk = useZooKeeper({ own: true });
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const startProxy = useZkProxy(zk);
   let proxy: ZkProxy | undefined;
 

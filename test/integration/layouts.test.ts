@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, InvalidOptionsError, InvalidResourceNameError, LockTimeoutError, type LockHandle } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, exists } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 
 /**
@@ -13,7 +13,7 @@ import { startLockApp } from '../support/lock-app.js';
  */
 describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const apps: { application: { close(): Promise<void> } }[] = [];
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((started) => started.application.close()));

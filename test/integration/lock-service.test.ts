@@ -13,12 +13,12 @@ import {
   type ZkLockModuleOptions,
 } from '../../lib/index.js';
 import { freePorts } from '../support/zk-server.js';
-import { childrenOf, eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService in a Nest application, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
 

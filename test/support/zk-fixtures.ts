@@ -51,15 +51,21 @@ export function useZooKeeper(options: { own?: boolean } = {}): ZooKeeperFixture 
  */
 export const STEADY_SESSION = { sessionTimeoutMs: 4000, leaseMarginMs: 1000 } as const;
 
-/** Connections opened by a test, closed after it (1.5 s sessions unless `options` says otherwise). */
-export function useConnections(fixture: ZooKeeperFixture) {
+/**
+ * Connections opened by a test, closed after it: 1.5 s sessions unless `defaults` (for the file) or
+ * the call's `options` say otherwise. Files not about sessions ending pass STEADY_SESSION.
+ */
+export function useConnections(fixture: ZooKeeperFixture, defaults: Partial<ZkConnectionOptions> = {}) {
   const open = new Set<ZkConnection>();
   afterEach(() => {
     for (const connection of open) connection.close();
     open.clear();
   });
   return async (options: Partial<ZkConnectionOptions> = {}): Promise<ZkConnection> => {
-    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: 1500, ...options });
+    // A call that names its own session timeout does not take the file's lease margin with it.
+    const { leaseMarginMs, ...session } = defaults;
+    const fromFile = options.sessionTimeoutMs === undefined && leaseMarginMs !== undefined ? { ...session, leaseMarginMs } : session;
+    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: 1500, ...fromFile, ...options });
     open.add(connection);
     await connection.connect();
     return connection;
