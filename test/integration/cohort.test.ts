@@ -173,7 +173,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
 
   it('a lost session tells the holder, and the local waiters queue again in the next session with higher tokens', async () => {
     const rootPath = uniqueRoot('cohort-lost');
-    const connection = await connect({ sessionTimeoutMs: 1500 });
+    const connection = await connect();
     const cohort = new CohortLock(new FairLock(connection, { rootPath }));
     const held = await cohort.acquire('r');
     const waiters = [cohort.acquire('r'), cohort.acquire('r')];

@@ -144,7 +144,7 @@ describe('LockService.events$ on a real ZooKeeper', () => {
   });
 
   it('a lost session: one lost event per lock taken (not per reentrant holder), then lost and connected on the connection', async () => {
-    const connection = await connect({ sessionTimeoutMs: 1500 });
+    const connection = await connect();
     const { locks, events } = await service({ connection });
     let held!: { signal: AbortSignal };
     const done = runInNewLockContext(async () => {

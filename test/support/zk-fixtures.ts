@@ -22,17 +22,18 @@ export interface ZooKeeperFixture {
 
 /**
  * A ZooKeeper for this test file: the one in ZK_CONNECT, or a standalone server started for the file
- * (always its own when `own` is set, for tests that stop or restart it).
+ * (always its own when `own` is set, for tests that stop or restart it; `config`: lines added to
+ * that server's zoo.cfg).
  */
-export function useZooKeeper(options: { own?: boolean } = {}): ZooKeeperFixture {
+export function useZooKeeper(options: { own?: boolean; config?: string[] } = {}): ZooKeeperFixture {
   const fixture: { connectString: string; server: ZkServer | undefined } = { connectString: '', server: undefined };
   beforeAll(async () => {
     const external = process.env.ZK_CONNECT;
-    if (external && !options.own) {
+    if (external && !options.own && !options.config) {
       fixture.connectString = external;
       return;
     }
-    fixture.server = await startZkServer();
+    fixture.server = await startZkServer(options.config ? { extraConfig: options.config } : {});
     fixture.connectString = fixture.server.connectString;
   });
   afterAll(async () => {
