@@ -242,8 +242,11 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     const resource = 'é'.repeat(250); // 500 UTF-8 bytes: encoded, a path of about 1,500 characters
     await inContext(async () => {
       const write = await own.locks.acquire(resource, { mode: 'write' });
+      // Granted at once (a read queued behind the write would time out at 0 ms), and still held
+      // after the write goes: a downgrade.
       const read = await own.locks.acquire(resource, { mode: 'read', waitTimeoutMs: 0 });
       await write.release();
+      expect(read.isHeld()).toBe(true);
       await read.release();
     });
   });
