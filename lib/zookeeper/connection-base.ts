@@ -2,11 +2,15 @@ import { type LockLossReason, ZkConnectionError } from '../errors.js';
 import { waitInSet } from '../shared/promises.js';
 import type { ConnectionState, ConnectionStateListener } from './zk-connection-like.js';
 import type { ZkSessionApi } from './zk-session-api.js';
+import type { ZkSessionAuthError } from './zk-errors.js';
 
 /** A session as its connection drives it: ZkSession, or the testing kit's InMemorySession. */
 export interface OwnedSession extends ZkSessionApi {
-  /** Ends the session for its users: `lost` aborts with a ZkSessionLostError. Idempotent. */
-  markLost(detail: string, end: LockLossReason): void;
+  /**
+   * Ends the session for its users: `lost` aborts with a ZkSessionLostError (carrying `refusal` when
+   * the servers refused the session for want of authentication). Idempotent.
+   */
+  markLost(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void;
 }
 
 /**

@@ -89,6 +89,7 @@ export const CONNECTION_OPTION_KEYS = {
   clientLogLevel: true,
   digest: true,
   tls: true,
+  followEnsembleConfig: true,
 } as const satisfies KnownKeys<ZkConnectionOptions>;
 
 /**

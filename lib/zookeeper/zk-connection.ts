@@ -8,7 +8,8 @@ import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateC
 import { sameHosts } from './ensemble-config.js';
 import { EnsembleTracker } from './ensemble-tracker.js';
 import { SessionCloser } from './session-closer.js';
-import { describeClose } from './zk-errors.js';
+import { describeClose, endOfSession, type ZkError, zkError, type ZkSessionAuthError } from './zk-errors.js';
+import type { ZkSessionApi } from './zk-session-api.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls } from './zk-tls.options.js';
@@ -56,6 +57,11 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
   private connecting: Promise<void> | undefined;
+  /**
+   * The servers ended the last session for want of authentication: session() callers get this at
+   * once, rather than wait for sessions the servers would close too, until a new session connects.
+   */
+  private refusal: ZkSessionAuthError | undefined;
   /** The member list in use: the configured one until the ensemble's config names another. */
   private readonly tracker: EnsembleTracker;
 
@@ -79,6 +85,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
           return connection.client;
         },
         useAddresses: (resolved) => this.useAddresses(resolved),
+        refused: (client, rc) => this.refused(client, zkError(rc, 'getConfig', '/zookeeper/config')),
       },
       options.followEnsembleConfig !== false,
       this.tlsFiles !== undefined,
@@ -96,6 +103,23 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** Whether the connection uses TLS (the `tls` option). */
   get tls(): boolean {
     return this.tlsFiles !== undefined;
+  }
+
+  /** The current session; while the servers refuse sessions for want of authentication, that refusal. */
+  override session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    const current = this.current;
+    if (this.refusal && (!current || current.lost.aborted)) return Promise.reject(this.refusal);
+    return super.session(signal);
+  }
+
+  /**
+   * A request the connection makes itself (the ensemble config's watch, the first of each
+   * connection) was refused: for want of authentication, the session ends as it would for a lock's.
+   */
+  private refused(client: NativeClient, error: ZkError): void {
+    const ended = endOfSession(error);
+    const session = this.current;
+    if (ended?.refusal && session && session.client === client) this.declareLost(session, ended.detail, ended.end, ended.refusal);
   }
 
   /** Negotiated session timeout of the current session, in ms. */
@@ -208,12 +232,13 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       if (this.client !== client) return;
       this.tracker.connected(client);
       if (!session) {
+        this.refusal = undefined;
         const timeoutMs = client.native.timeout;
         session = new ZkSession(
           client,
           timeoutMs,
           timeoutMs - (this.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE),
-          (ended, detail, end) => this.declareLost(ended, detail, end),
+          (ended, detail, end, refusal) => this.declareLost(ended, detail, end, refusal),
           (dropped) => this.moveSession(dropped),
           this.watermark,
         );
@@ -295,9 +320,22 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     this.suspend(session);
   }
 
-  private declareLost(session: ZkSession, detail: string, end: LockLossReason): void {
+  private declareLost(session: ZkSession, detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void {
     if (session.lost.aborted || this.current !== session) return;
     this.clearLostTimer();
+    if (refusal) {
+      // The servers will close the next session too unless their settings change: it is opened
+      // after a pause, and callers meanwhile get the refusal (see session()).
+      this.refusal = refusal;
+      const refused = this.client;
+      this.client = undefined;
+      session.markLost(detail, end, refusal);
+      refused?.close();
+      clearTimeout(this.reopenTimer);
+      this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
+      this.emit('lost', session.id);
+      return;
+    }
     if (end === 'lease-expired' && this.client) {
       // The server may still keep the session: its handle is retired, to close it once that cannot
       // block (see SessionCloser), and the next one opened now.

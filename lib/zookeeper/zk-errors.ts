@@ -77,6 +77,8 @@ export class ZkSessionLostError extends ZkError {
     path: string,
     readonly detail = 'the ZooKeeper session was lost',
     readonly end: LockLossReason = 'session-expired',
+    /** The servers' refusal for want of authentication that ended the session, if that is how it ended. */
+    readonly refusal?: ZkSessionAuthError,
   ) {
     super(ZK_CODES.SESSIONEXPIRED, op, path);
     this.message = `ZooKeeper ${op} ${path} failed: ${detail}`;
@@ -189,13 +191,26 @@ export class QueueConflictError extends Error {
  * moved), or the servers will not serve it without authentication. The session's holders are told
  * this detail; the request's caller gets the error itself.
  */
-export function endOfSession(error: unknown): { detail: string; end: LockLossReason } | undefined {
+export function endOfSession(error: unknown): SessionEnd | undefined {
   if (error instanceof ZkSessionLostError) return { detail: error.message, end: error.end };
   if (error instanceof ZkSessionAuthError) {
     const what = error.failure === 'required' ? 'the servers closed the session because it had not authenticated' : "the session's authentication failed";
-    return { detail: `${what} (${describeCode(error.code)})`, end: 'session-ended' };
+    return { detail: `${what} (${describeCode(error.code)})`, end: 'session-ended', refusal: error };
   }
   return undefined;
+}
+
+/** How a session ended: in a few words, the public reason, and the servers' refusal when that was it. */
+export interface SessionEnd {
+  detail: string;
+  end: LockLossReason;
+  refusal?: ZkSessionAuthError;
+}
+
+/** The refusal for want of authentication behind an error: its own, or the one that ended its session. */
+function refusalOf(error: unknown): ZkSessionAuthError | undefined {
+  if (error instanceof ZkSessionAuthError) return error;
+  return error instanceof ZkSessionLostError ? error.refusal : undefined;
 }
 
 /**
@@ -209,6 +224,11 @@ export function toLockError(error: unknown, resource: string): unknown {
   if (error instanceof QueueConflictError) return new IncompatibleLockError(resource, error.detail, error.advice);
   if (error instanceof HistoryWentBackError) return new ZkRollbackError(resource, describeRollback(error.what, error.seen, error.now));
   if (!(error instanceof ZkError)) return error;
+  // A session the servers ended for want of authentication: what to do is what the refusal says.
+  return fromZooKeeper(refusalOf(error) ?? error, resource);
+}
+
+function fromZooKeeper(error: ZkError, resource: string): ZkLockError {
   const name = codeName(error.code);
   if (name === 'INVALIDACL') return new InvalidOptionsError('acl', `${error.message}: ${ADVICE.INVALIDACL}`);
   // A session's end says why in its own words; an unknown code is a newer server's.
@@ -228,8 +248,9 @@ export function toLockError(error: unknown, resource: string): unknown {
  * answers a client without credentials); anything else as toLockError says, for rootPath.
  */
 export function startupError(error: unknown, connectionString: string, rootPath: string): unknown {
-  if (error instanceof ZkSessionAuthError) {
-    return new ZkAuthenticationError(connectionString, error.failure, `${describeCode(error.code)} at ${error.op} ${error.path}`, { cause: error });
+  const refusal = refusalOf(error);
+  if (refusal) {
+    return new ZkAuthenticationError(connectionString, refusal.failure, `${describeCode(refusal.code)} at ${refusal.op} ${refusal.path}`, { cause: error });
   }
   return toLockError(error, rootPath);
 }

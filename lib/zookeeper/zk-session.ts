@@ -4,7 +4,7 @@ import { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
 import type { LockLossReason } from '../errors.js';
-import { endOfSession, serverAnswered, ZK_CODES, ZkConnectionLossError, ZkSessionLostError, zkError } from './zk-errors.js';
+import { endOfSession, serverAnswered, ZK_CODES, ZkConnectionLossError, type ZkSessionAuthError, ZkSessionLostError, zkError } from './zk-errors.js';
 import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
 import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
 
@@ -37,7 +37,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
      * Told when a reply shows the session is over (expired, closing, moved), or its lease ran out
      * while in use, so that it is ended and replaced.
      */
-    private readonly onEnded: (session: ZkSession, detail: string, end: LockLossReason) => void = () => undefined,
+    private readonly onEnded: (session: ZkSession, detail: string, end: LockLossReason, refusal?: ZkSessionAuthError) => void = () => undefined,
     /**
      * Told, synchronously, when the C client dropped its socket inside a request: its handle must be
      * closed before the event loop polls again (see `call`).
@@ -109,9 +109,9 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
-  markLost(detail: string, end: LockLossReason): void {
+  markLost(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void {
     if (this.lost.aborted) return;
-    const reason = new ZkSessionLostError('session', this.id, detail, end);
+    const reason = new ZkSessionLostError('session', this.id, detail, end, refusal);
     this.lease.end();
     this.end(reason, () => {
       this.listen(this.client, 'off');
@@ -300,7 +300,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
           settled = true;
           this.pending.delete(request);
           const ended = this.lost.aborted ? undefined : endOfSession(error);
-          if (ended) this.onEnded(this, ended.detail, ended.end);
+          if (ended) this.onEnded(this, ended.detail, ended.end, ended.refusal);
           reject(error);
         },
       };

@@ -40,7 +40,18 @@ describe('a server that requires authentication', () => {
     expect(error).toBeInstanceOf(ZkAuthenticationError);
     expect(error).toBeInstanceOf(ZkConnectionError);
     expect(error).toMatchObject({ failure: 'required' });
-    expect((error as Error).message).toMatch(/the servers close every session that has not authenticated \(SESSIONCLOSEDREQUIRESASLAUTH \(-124\) at create \/test-\S+authreq\)\. Give the credentials/);
+    expect((error as Error).message).toMatch(/the servers close every session that has not authenticated \(SESSIONCLOSEDREQUIRESASLAUTH \(-124\) at \w+ \/\S+\)\. Give the credentials/);
+  });
+
+  it('fails start-up the same way when the refusal answers start-up\'s own request (no ensemble config watch)', async () => {
+    const application = await app({ followEnsembleConfig: false });
+    const error = await application.init().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await application.close();
+    expect(error).toBeInstanceOf(ZkAuthenticationError);
+    expect((error as Error).message).toMatch(/SESSIONCLOSEDREQUIRESASLAUTH \(-124\) at create \/test-\S+authreq\)/);
   });
 
   it('fails a lock with a LockOperationError naming the code when the start-up check is off', async () => {

@@ -100,10 +100,17 @@ describe('ZooKeeper result codes', () => {
   });
 
   it('a refusal for want of authentication ends the session, saying why; other refusals do not', () => {
-    expect(endOfSession(zkError(-124, 'create', '/x'))).toEqual({
+    const refusal = zkError(-124, 'create', '/x');
+    expect(endOfSession(refusal)).toEqual({
       detail: 'the servers closed the session because it had not authenticated (SESSIONCLOSEDREQUIRESASLAUTH (-124))',
       end: 'session-ended',
+      refusal,
     });
+    // A request failed by that session's end is told what the refusal says.
+    const lost = new ZkSessionLostError('session', '0x1', 'the servers closed the session', 'session-ended', refusal as ZkSessionAuthError);
+    expect(toLockError(lost, 'orders')).toMatchObject({ code: 'SESSIONCLOSEDREQUIRESASLAUTH' });
+    expect(startupError(lost, 'h:1', '/locks')).toBeInstanceOf(ZkAuthenticationError);
+    expect(toLockError(new ZkSessionLostError('session', '0x1'), 'orders')).toMatchObject({ code: 'SESSIONEXPIRED' });
     expect(endOfSession(zkError(-115, 'create', '/x'))?.detail).toMatch(/authentication failed \(AUTHFAILED/);
     expect(endOfSession(zkError(-112, 'create', '/x'))?.end).toBe('session-expired');
     for (const code of [-102, -125, -127, -4]) expect(endOfSession(zkError(code, 'create', '/x'))).toBeUndefined();
