@@ -1,11 +1,13 @@
 import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient, SOCKET_DROPPED_STATE } from './native-client.js';
 import { SessionSlot } from './session-slot.js';
 import { validateDigest } from './zk-acl.js';
 import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from './zk-connection-like.js';
 import type { ZkSessionApi } from './zk-session-api.js';
-import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { sameHosts } from './ensemble-config.js';
+import { EnsembleTracker } from './ensemble-tracker.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
@@ -56,6 +58,8 @@ export class ZkConnection implements ZkConnectionLike {
   private connecting: Promise<void> | undefined;
   /** The current session, the state and its listeners. */
   private readonly slot: SessionSlot<ZkSession>;
+  /** The member list in use: the configured one until the ensemble's config names another. */
+  private readonly tracker: EnsembleTracker;
 
   constructor(options: ZkConnectionOptions) {
     const connectionString = validateConnectionString(options.connectionString);
@@ -68,6 +72,18 @@ export class ZkConnection implements ZkConnectionLike {
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
+    const connection = this;
+    this.tracker = new EnsembleTracker(
+      connectionString,
+      {
+        get client() {
+          return connection.client;
+        },
+        useAddresses: (resolved) => this.useAddresses(resolved),
+      },
+      options.followEnsembleConfig !== false,
+      this.tlsFiles !== undefined,
+    );
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
@@ -86,6 +102,14 @@ export class ZkConnection implements ZkConnectionLike {
   /** Negotiated session timeout of the current session, in ms. */
   get negotiatedSessionTimeoutMs(): number | undefined {
     return this.slot.current?.timeoutMs;
+  }
+
+  /**
+   * The servers this connection uses now, `host:port` as named: those of connectionString until the
+   * ensemble's config names others (see followEnsembleConfig), with that config's version (hex).
+   */
+  get ensemble(): { members: string[]; configVersion: string | undefined } {
+    return { members: this.tracker.hosts, configVersion: this.tracker.configVersion };
   }
 
   /** The state of the current session, or `closed`. */
@@ -137,6 +161,7 @@ export class ZkConnection implements ZkConnectionLike {
   private shutDown(session: ZkSession | undefined): void {
     this.clearLostTimer();
     this.closer.stop();
+    this.tracker.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
@@ -207,6 +232,7 @@ export class ZkConnection implements ZkConnectionLike {
     let session: ZkSession | undefined = resume?.session;
     client.on('connect', () => {
       if (this.client !== client) return;
+      this.tracker.connected(client);
       if (!session) {
         const timeoutMs = client.native.timeout;
         session = new ZkSession(
@@ -261,6 +287,7 @@ export class ZkConnection implements ZkConnectionLike {
   /** The session is disconnected: it is lost unless it is back within its timeout. */
   private suspend(session: ZkSession): void {
     session.setConnected(false);
+    this.tracker.disconnected();
     this.clearLostTimer();
     this.lostTimer = setTimeout(
       () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`, 'disconnected'),
@@ -328,7 +355,7 @@ export class ZkConnection implements ZkConnectionLike {
   private reopen(): void {
     if (this.slot.closed || this.client || this.reopening) return;
     this.reopening = true;
-    resolveHosts(this.connectionString).then(
+    resolveHosts(this.tracker.connectString).then(
       (resolved) => {
         this.reopening = false;
         this.resolved = resolved;
@@ -345,6 +372,24 @@ export class ZkConnection implements ZkConnectionLike {
         this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
       },
     );
+  }
+
+  /**
+   * The member list changed (the tracker read a new ensemble config, or its names now resolve to other
+   * addresses): the current handle is moved to it, and later handles start from it. When the C client
+   * drops its connection for it (its server left the list), the session goes on from a new handle, as
+   * after a failed send (see moveSession).
+   */
+  private useAddresses(resolved: string): void {
+    const hostsOf = (list: string): string[] => parseConnectString(list).hosts.map((host) => host.entry);
+    if (this.slot.closed || sameHosts(hostsOf(resolved), hostsOf(this.resolved))) return;
+    this.resolved = resolved;
+    const client = this.client;
+    const session = this.slot.current;
+    if (!client) return;
+    const wasConnected = session !== undefined && session.connected && session.client === client;
+    client.native.set_servers(hostsOf(shuffleHosts(resolved)).join(','));
+    if (wasConnected && client.native.state === SOCKET_DROPPED_STATE) this.moveSession(session);
   }
 
   private clearLostTimer(): void {
