@@ -38,7 +38,7 @@ async function run(config: WorkerConfig): Promise<void> {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const emit = (event: ClientEvent): void => send({ kind: 'event', event });
 
-  const connection = new ZkConnection({ connectionString: config.connectionString, tls: config.tls, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000 });
+  const connection = new ZkConnection({ connectionString: config.connectionString, tls: config.tls, sessionTimeoutMs: config.sessionTimeoutMs, leaseMarginMs: config.leaseMarginMs, connectTimeoutMs: 60_000 });
   connection.onStateChange(() => reportSession());
   const reportSession = (): void => {
     const credentials = connection.sessionCredentials();
