@@ -13,7 +13,7 @@ export interface TrackedConnection {
   /** Move the current handle to these addresses (a connect string of addresses, with the chroot). */
   useAddresses(resolved: string): void;
   /** The config read on `client` failed with this result code (the first request of each connection: see ZkConnection). */
-  refused(client: NativeClient, rc: number): void;
+  refused?(client: NativeClient, rc: number): void;
 }
 
 /**
@@ -102,7 +102,7 @@ export class EnsembleTracker {
         if (rc !== 0) {
           // Not set (a lost connection, or a server without /zookeeper/config): set again at the next connect.
           if (this.watched === client) this.watched = undefined;
-          this.connection.refused(client, rc);
+          this.connection.refused?.(client, rc);
           return;
         }
         if (this.watched === client) this.changed(data?.toString('utf8') ?? '');
