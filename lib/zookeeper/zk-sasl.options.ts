@@ -10,6 +10,7 @@ export type ZkSaslOptions = ZkSaslDigestOptions | ZkSaslKerberosOptions;
 
 /** DIGEST-MD5: a user and password from the servers' JAAS `Server` section (`user_<name>="<password>"`). */
 export interface ZkSaslDigestOptions {
+  /** DIGEST-MD5 (RFC 2831), as ZooKeeper's DigestLoginModule serves it. */
   mechanism: 'DIGEST-MD5';
   /** The user name; the session's SASL identity (ACL id `sasl:<username>`). */
   username: string;
@@ -23,6 +24,7 @@ export interface ZkSaslDigestOptions {
  * (`/etc/krb5.conf`, or `KRB5_CONFIG`).
  */
 export interface ZkSaslKerberosOptions {
+  /** GSSAPI (RFC 4752), Kerberos V5, as ZooKeeper's Krb5LoginModule serves it. */
   mechanism: 'GSSAPI';
   /** The client's principal, `name[/instance]@REALM`. */
   principal: string;
