@@ -195,7 +195,7 @@ export class JavaZkServer implements ZkServer {
     for (;;) {
       if (!this.child) throw new ZkTestServerError(`ZooKeeper ${this.id} on port ${this.clientPort} exited during start-up`, this.logFile);
       const answer = await this.fourLetter('srvr').catch(() => '');
-      if (/Mode: (standalone|leader|follower)/.test(answer)) return;
+      if (/Mode: (standalone|leader|follower|observer)/.test(answer)) return;
       if (Date.now() > deadline) {
         await this.stop();
         throw new ZkTestServerError(`ZooKeeper ${this.id} on port ${this.clientPort} did not serve within ${timeoutMs} ms`, this.logFile);

@@ -97,6 +97,17 @@ export interface NativeHandle {
    * this is never shorter than the answered ping's true age. Use {@link pingAnsweredAt}.
    */
   ping_answered_age(): number;
+  /**
+   * Reads `/zookeeper/config` (zoo_awgetconfig) and leaves a watch on it that calls `watcher` once
+   * when it changes (and with every session event before that).
+   */
+  aw_getconfig(watcher: NativeWatcher, cb: (rc: number, msg: string, stat: ZkStat, data: Buffer | null) => void): number;
+  /**
+   * Gives the C client a new server list, `host:port,...` without a chroot (zoo_set_servers). It
+   * keeps its connection when its server is in the list, unless it moves to spread the load; else it
+   * closes its socket at once, silently, as a failed send does (see SOCKET_DROPPED_STATE).
+   */
+  set_servers(hosts: string): number;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;

@@ -1,10 +1,12 @@
 import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkSaslError, ZkTlsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient, SOCKET_DROPPED_STATE } from './native-client.js';
 import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
 import type { ZkConnectionLike } from './zk-connection-like.js';
-import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { sameHosts } from './ensemble-config.js';
+import { EnsembleTracker } from './ensemble-tracker.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
@@ -49,6 +51,8 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   private readonly hostNames = new Map<string, string>();
   /** While the first connect waits: fails it (a SASL failure needs no retry to be told). */
   private failStart: ((error: ZkSaslError) => void) | undefined;
+  /** The answer to the first session's first request, without SASL (see saslNotRequired). */
+  private saslProbe: Promise<number> | undefined;
   private client: NativeClient | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
   private readonly watermark = new ZxidWatermark();
@@ -61,6 +65,8 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
   private connecting: Promise<void> | undefined;
+  /** The member list in use: the configured one until the ensemble's config names another. */
+  private readonly tracker: EnsembleTracker;
 
   constructor(options: ZkConnectionOptions) {
     const connectionString = validateConnectionString(options.connectionString);
@@ -74,6 +80,18 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
     this.saslOptions = checkSasl(options.sasl);
+    const connection = this;
+    this.tracker = new EnsembleTracker(
+      connectionString,
+      {
+        get client() {
+          return connection.client;
+        },
+        useAddresses: (resolved) => this.useAddresses(resolved),
+      },
+      options.followEnsembleConfig !== false,
+      this.tlsFiles !== undefined,
+    );
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
@@ -100,6 +118,14 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   }
 
   /**
+   * The servers this connection uses now, `host:port` as named: those of connectionString until the
+   * ensemble's config names others (see followEnsembleConfig), with that config's version (hex).
+   */
+  get ensemble(): { members: string[]; configVersion: string | undefined } {
+    return { members: this.tracker.hosts, configVersion: this.tracker.configVersion };
+  }
+
+  /**
    * The current session's id and password (hex). A test kit uses them to expire the session on
    * purpose; treat the password as a secret.
    */
@@ -123,6 +149,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   protected shutDown(session: ZkSession | undefined): void {
     this.clearLostTimer();
     this.closer.stop();
+    this.tracker.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
@@ -172,24 +199,33 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       clearTimeout(timer);
       probes.abort();
       this.failStart = undefined;
+      this.saslProbe = undefined;
     }
   }
 
   /**
-   * Without SASL, a server that requires it still opens the session, and closes it at the first
-   * request: one request at start-up tells (exists needs no permission), so that start-up fails
-   * instead of the first lock.
+   * Without SASL, a server that requires it still opens the session, and answers the first request
+   * with ZSESSIONCLOSEDREQUIRESASLAUTH, then drops the connection (and every request after it): the
+   * first session's first request is an exists (it needs no permission), sent as it connects (see
+   * probeSaslRequired), so that start-up fails instead of the first lock.
    */
   private async saslNotRequired(session: ZkSession, signal: AbortSignal): Promise<ZkSession> {
-    if (this.saslOptions) return session;
+    if (!this.saslProbe) return session;
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
-    try {
-      await Promise.race([session.exists('/'), aborted]);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === SESSION_REQUIRES_SASL) throw saslRequiredError(this.connectionString);
-      throw error;
-    }
+    if ((await Promise.race([this.saslProbe, aborted])) === SESSION_REQUIRES_SASL) throw saslRequiredError(this.connectionString);
     return session;
+  }
+
+  /** The first session without SASL just connected: its first request asks whether the server requires SASL. */
+  private probeSaslRequired(client: NativeClient): void {
+    if (this.saslOptions || !this.failStart || this.saslProbe) return;
+    this.saslProbe = new Promise<number>((answered) => {
+      try {
+        if (client.native.a_exists('/', false, (rc) => answered(rc)) !== 0) answered(0);
+      } catch {
+        answered(0);
+      }
+    });
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
@@ -217,6 +253,8 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     let session: ZkSession | undefined = resume?.session;
     client.on('connect', () => {
       if (this.client !== client) return;
+      this.probeSaslRequired(client);
+      this.tracker.connected(client);
       if (!session) {
         const timeoutMs = client.native.timeout;
         session = new ZkSession(
@@ -287,6 +325,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** The session is disconnected: it is lost unless it is back within its timeout. */
   private suspend(session: ZkSession): void {
     session.setConnected(false);
+    this.tracker.disconnected();
     this.clearLostTimer();
     this.lostTimer = setTimeout(
       () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`, 'disconnected'),
@@ -354,7 +393,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   private reopen(): void {
     if (this.closed || this.client || this.reopening) return;
     this.reopening = true;
-    resolveHosts(this.connectionString, this.hostNames).then(
+    resolveHosts(this.tracker.connectString, this.hostNames).then(
       (resolved) => {
         this.reopening = false;
         this.resolved = resolved;
@@ -371,6 +410,24 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
         this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
       },
     );
+  }
+
+  /**
+   * The member list changed (the tracker read a new ensemble config, or its names now resolve to other
+   * addresses): the current handle is moved to it, and later handles start from it. When the C client
+   * drops its connection for it (its server left the list), the session goes on from a new handle, as
+   * after a failed send (see moveSession).
+   */
+  private useAddresses(resolved: string): void {
+    const hostsOf = (list: string): string[] => parseConnectString(list).hosts.map((host) => host.entry);
+    if (this.closed || sameHosts(hostsOf(resolved), hostsOf(this.resolved))) return;
+    this.resolved = resolved;
+    const client = this.client;
+    const session = this.current;
+    if (!client) return;
+    const wasConnected = session !== undefined && session.connected && session.client === client;
+    client.native.set_servers(hostsOf(shuffleHosts(resolved)).join(','));
+    if (wasConnected && client.native.state === SOCKET_DROPPED_STATE) this.moveSession(session);
   }
 
   private clearLostTimer(): void {

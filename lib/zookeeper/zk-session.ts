@@ -209,11 +209,6 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     return watch.add(onChange);
   }
 
-  /** Whether `path` exists (a request that needs no permission). */
-  exists(path: string): Promise<boolean> {
-    return this.call<boolean>('exists', path, (done) => this.handle.a_exists(path, false, (rc) => done(rc === ZK_CODES.NONODE ? 0 : rc, rc === 0)));
-  }
-
   delete(path: string): Promise<void> {
     return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
   }

@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { LockServiceClosedError } from '../../lib/index.js';
 import { startLockApp } from '../support/lock-app.js';
-import { eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 describe('shutdown with callers still queued', () => {
   const zk = useZooKeeper();
 
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   for (const connection of ['its own', 'a supplied'] as const) {
     it(`a waiter still queued when the application shuts down is rejected with LockServiceClosedError (${connection} connection)`, async () => {

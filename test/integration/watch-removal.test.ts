@@ -3,7 +3,7 @@ import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js'
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
-import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
+import { queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually, watchesByPath } from '../support/zk-fixtures.js';
 
 /**
  * A waiter that stops waiting (timed out, aborted) removes its data watch from the server, so that
@@ -12,7 +12,7 @@ import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZoo
  */
 describe('watch removal, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const watchesOn = async (path: string): Promise<number> => (await watchesByPath(zk.connectString)).get(path) ?? 0;
 
   it("an aborted waiter and a timed-out one leave no watch on the node they waited for", async () => {

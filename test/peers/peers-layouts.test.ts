@@ -8,13 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, type LockService, LockReleaseRequestedError, LockTimeoutError } from '../../lib/index.js';
 import { ZkNodeExistsError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 import { usePeer } from '../support/peers.js';
 
 describe("our curator and kazoo layouts with the real Curator and kazoo on one lock path", () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const curator = usePeer('curator');
   const kazoo = usePeer('kazoo');
   const closers: (() => Promise<void>)[] = [];
