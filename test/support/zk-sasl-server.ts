@@ -37,23 +37,26 @@ function jaas(options: SaslServerOptions): string {
   return `Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n${users.join('\n')};\n};\n`;
 }
 
-/** Starts a standalone server with SASL; stop it in afterAll (its JAAS directory goes with the process). */
-export async function startSaslServer(options: SaslServerOptions): Promise<SaslServer> {
+/** What a server needs for SASL: its JVM flags (the JAAS file, written now), zoo.cfg lines, and how to change its users. */
+export function saslServerSetup(options: SaslServerOptions): { jvmFlags: string[]; extraConfig: string[]; setUsers(users: Record<string, string>): void } {
   const dir = mkdtempSync(join(tmpdir(), 'zk-sasl-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const jaasFile = join(dir, 'jaas.conf');
   writeFileSync(jaasFile, jaas(options));
-  const server = await startZkServer({
+  return {
     jvmFlags: [
-      ...JVM_FLAGS,
       `-Djava.security.auth.login.config=${jaasFile}`,
       ...(options.requireSasl === false ? [] : ['-Dzookeeper.sessionRequireClientSASLAuth=true']),
       ...(options.kerberos ? [`-Djava.security.krb5.conf=${options.kerberos.krb5Conf}`, '-Dsun.security.krb5.disableReferrals=true'] : []),
     ],
     extraConfig: ['authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider'],
-  });
-  return Object.assign(server, {
-    setUsers: (users: Record<string, string>) => writeFileSync(jaasFile, jaas({ ...options, users })),
-    log: join(server.dataDir, 'server.log'),
-  });
+    setUsers: (users) => writeFileSync(jaasFile, jaas({ ...options, users })),
+  };
+}
+
+/** Starts a standalone server with SASL; stop it in afterAll (its JAAS directory goes with the process). */
+export async function startSaslServer(options: SaslServerOptions): Promise<SaslServer> {
+  const setup = saslServerSetup(options);
+  const server = await startZkServer({ jvmFlags: [...JVM_FLAGS, ...setup.jvmFlags], extraConfig: setup.extraConfig });
+  return Object.assign(server, { setUsers: setup.setUsers, log: join(server.dataDir, 'server.log') });
 }
