@@ -192,7 +192,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
 
   it('a read downgraded under a write keeps local writers out until it is released', async () => {
     const rootPath = uniqueRoot('cohort-downgrade');
-    const { locks } = await startLockApp(zk, { rootPath });
+    const { locks } = await startLockApp(zk, { ...STEADY_SESSION, rootPath });
     const observer = await connect();
     let releaseRead!: () => Promise<void>;
     await runInNewLockContext(async () => {
@@ -222,7 +222,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     const observer = await connect();
     // With the cohort: the holder's node (it came alone) and the cohort's, for both waiters.
     for (const [cohort, nodes] of [[undefined, 2], [false, 3]] as const) {
-      const { locks }: { locks: LockService } = await startLockApp(zk, { rootPath, cohort });
+      const { locks }: { locks: LockService } = await startLockApp(zk, { ...STEADY_SESSION, rootPath, cohort });
       const held = await locks.acquire('r');
       const waiting = [locks.acquire('r'), locks.acquire('r')];
       if (nodes === 2) {

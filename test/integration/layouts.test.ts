@@ -19,7 +19,7 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     await Promise.all(apps.splice(0).map((started) => started.application.close()));
   });
   const app = async (rootPath: string, layout?: 'curator' | 'kazoo') => {
-    const started = await startLockApp(zk, { rootPath, cohort: false, ...(layout ? { layout } : {}) });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath, cohort: false, ...(layout ? { layout } : {}) });
     apps.push(started);
     return started;
   };

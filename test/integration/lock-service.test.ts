@@ -20,7 +20,7 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk, STEADY_SESSION);
 
-  const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
+  const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, { ...STEADY_SESSION, ...options });
 
   it('two applications: one holds, the other waits, withLock releases after the callback', async () => {
     const rootPath = uniqueRoot('svc');

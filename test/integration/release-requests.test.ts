@@ -25,7 +25,7 @@ describe('release requests: revocable holders, requestRelease and forced release
     await Promise.all(closers.splice(0).map((close) => close()));
   });
   const app = async (rootPath: string, layout?: 'curator' | 'kazoo') => {
-    const started = await startLockApp(zk, { rootPath, ...(layout ? { layout } : {}) });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath, ...(layout ? { layout } : {}) });
     closers.push(() => started.application.close());
     return started.locks;
   };

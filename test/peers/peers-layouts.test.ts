@@ -25,7 +25,7 @@ describe("our curator and kazoo layouts with the real Curator and kazoo on one l
   const javaWorker = (name: string) => curator.peer.worker(name, zk.connectString);
   const pythonWorker = (name: string) => kazoo.peer.worker(name, zk.connectString);
   const ours = async (layout: 'curator' | 'kazoo'): Promise<LockService> => {
-    const started = await startLockApp(zk, { layout, rootPath: uniqueRoot('unused') });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, layout, rootPath: uniqueRoot('unused') });
     closers.push(() => started.application.close());
     return started.locks;
   };

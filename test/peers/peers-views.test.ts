@@ -128,7 +128,7 @@ describe('the views of locks held by the real Curator and kazoo', () => {
 
   it('LockService.inspect({ zkPath, layout }) reads one Curator lock; the wrong layout is a typed error naming the right one', async () => {
     const { root, connection, expected } = await peersOnPaths();
-    const started = await startLockApp(zk, { rootPath: uniqueRoot('svc') });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath: uniqueRoot('svc') });
     try {
       const locks: LockService = started.locks;
       const mutex = await locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'curator' });
