@@ -1,5 +1,5 @@
 import { type LockKindOptions, validatePermits } from './lock-kind.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import { type InspectOptions, inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
