@@ -199,36 +199,32 @@ export class ZkTlsError extends ZkConnectionError {
   }
 }
 
-/** What a client refused for want of authentication should be given (ZkAuthenticationError, and a refused lock operation). */
+/** What a client refused for want of authentication should be given (a refused lock operation). */
 export const AUTHENTICATION_ADVICE =
-  'the credentials the servers require: SASL ones where they require SASL (zookeeper.sessionRequireClientSASLAuth=true, ' +
+  'the credentials the servers require: the `sasl` option where they require SASL (zookeeper.sessionRequireClientSASLAuth=true, ' +
   'or enforce.auth.schemes=sasl), or `digest` where enforce.auth.schemes lists digest; and check them against what the servers know';
 
 /**
- * Start-up failed because the servers want credentials this client did not give or they refused:
- * they close every session that has not authenticated (`failure: 'required'`: ZooKeeper's
- * SESSIONCLOSEDREQUIRESASLAUTH, -124, sent when `zookeeper.sessionRequireClientSASLAuth=true` or
- * `enforce.auth.enabled=true`), or the authentication failed (`'failed'`: AUTHFAILED, -115). A
- * ZkConnectionError.
+ * SASL authentication failed, so no session was opened (at start-up, within connectTimeoutMs), or a
+ * session could not authenticate again (its locks are then lost, as on any session loss). `failure`:
+ * - `rejected`: the server refused the credentials (a wrong user, password or principal, or a server
+ *   set up for another mechanism);
+ * - `required`: the server requires SASL (`zookeeper.sessionRequireClientSASLAuth=true` or
+ *   `enforce.auth.schemes=sasl`) and the `sasl` option is not set;
+ * - `client-failed`: this client could not take part (no Kerberos library or credentials, a server
+ *   that could not prove it knows the DIGEST-MD5 password); `detail` says which.
+ * A ZkConnectionError.
  */
-export class ZkAuthenticationError extends ZkConnectionError {
+export class ZkSaslError extends ZkConnectionError {
   constructor(
     connectionString: string,
-    /** `required`: the servers want an authentication this client did not make; `failed`: they refused it. */
-    readonly failure: 'required' | 'failed',
+    readonly failure: 'rejected' | 'required' | 'client-failed',
+    /** The mechanism configured, or undefined (`required`). */
+    readonly mechanism: string | undefined,
     detail: string,
-    options?: { cause?: unknown },
+    advice: string,
   ) {
-    super(
-      connectionString,
-      failure === 'required'
-        ? `the servers close every session that has not authenticated (${detail})`
-        : `the servers refused this client's authentication (${detail})`,
-      {
-        ...options,
-        advice: `Give ${AUTHENTICATION_ADVICE}.`,
-      },
-    );
+    super(connectionString, `SASL authentication failed (${failure}: ${detail})`, { advice });
   }
 }
 

@@ -3,10 +3,12 @@ import {
   InvalidOptionsError,
   type LockLossReason,
   LockOperationError,
-  ZkAuthenticationError,
   ZkLockError,
   ZkRollbackError,
+  ZkSaslError,
+  AUTHENTICATION_ADVICE,
 } from '../errors.js';
+import { saslRequiredError } from './zk-sasl-failure.js';
 import { ADVICE, codeName, describeCode, ZK_CODES } from './zk-codes.js';
 
 export { ZK_CODES } from './zk-codes.js';
@@ -244,13 +246,14 @@ function fromZooKeeper(error: ZkError, resource: string): ZkLockError {
 
 /**
  * The public error for a request that start-up makes (creating rootPath, reading its ACL): a refusal
- * for want of authentication fails start-up as a ZkAuthenticationError (what a secured ensemble
- * answers a client without credentials); anything else as toLockError says, for rootPath.
+ * for want of authentication fails start-up as a ZkSaslError, as connect's own probe does (see
+ * ZkConnection); anything else as toLockError says, for rootPath.
  */
 export function startupError(error: unknown, connectionString: string, rootPath: string): unknown {
   const refusal = refusalOf(error);
+  if (refusal?.failure === 'required') return saslRequiredError(connectionString);
   if (refusal) {
-    return new ZkAuthenticationError(connectionString, refusal.failure, `${describeCode(refusal.code)} at ${refusal.op} ${refusal.path}`, { cause: error });
+    return new ZkSaslError(connectionString, 'rejected', undefined, `${describeCode(refusal.code)} at ${refusal.op} ${refusal.path}`, `Give ${AUTHENTICATION_ADVICE}.`);
   }
   return toLockError(error, rootPath);
 }

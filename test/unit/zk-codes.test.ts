@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, LockOperationError, ZkAuthenticationError, ZkConnectionError } from '../../lib/index.js';
+import { InvalidOptionsError, LockOperationError, ZkSaslError, ZkConnectionError } from '../../lib/index.js';
 import { ADVICE, codeName, ZK_CODES, type ZkCodeName } from '../../lib/zookeeper/zk-codes.js';
 import {
   endOfSession,
@@ -53,7 +53,7 @@ describe('ZooKeeper result codes', () => {
     const error = lockError(-124);
     expect(error).toBeInstanceOf(LockOperationError);
     expect(error).toMatchObject({ code: 'SESSIONCLOSEDREQUIRESASLAUTH' });
-    expect((error as Error).message).toMatch(/create \/locks\/orders failed: SESSIONCLOSEDREQUIRESASLAUTH \(-124\): the servers close every session that has not authenticated: give the credentials .*SASL.*`digest`/);
+    expect((error as Error).message).toMatch(/create \/locks\/orders failed: SESSIONCLOSEDREQUIRESASLAUTH \(-124\): the servers close every session that has not authenticated: give the credentials .*`sasl`.*`digest`/);
   });
 
   it('no code a server or the client has prints as unknown, and each says what to do', () => {
@@ -109,22 +109,20 @@ describe('ZooKeeper result codes', () => {
     // A request failed by that session's end is told what the refusal says.
     const lost = new ZkSessionLostError('session', '0x1', 'the servers closed the session', 'session-ended', refusal as ZkSessionAuthError);
     expect(toLockError(lost, 'orders')).toMatchObject({ code: 'SESSIONCLOSEDREQUIRESASLAUTH' });
-    expect(startupError(lost, 'h:1', '/locks')).toBeInstanceOf(ZkAuthenticationError);
+    expect(startupError(lost, 'h:1', '/locks')).toBeInstanceOf(ZkSaslError);
     expect(toLockError(new ZkSessionLostError('session', '0x1'), 'orders')).toMatchObject({ code: 'SESSIONEXPIRED' });
     expect(endOfSession(zkError(-115, 'create', '/x'))?.detail).toMatch(/authentication failed \(AUTHFAILED/);
     expect(endOfSession(zkError(-112, 'create', '/x'))?.end).toBe('session-expired');
     for (const code of [-102, -125, -127, -4]) expect(endOfSession(zkError(code, 'create', '/x'))).toBeUndefined();
   });
 
-  it('at start-up, a server that requires authentication fails it with a ZkAuthenticationError (a ZkConnectionError)', () => {
+  it('at start-up, a server that requires authentication fails it with a ZkSaslError (a ZkConnectionError), as connect\'s probe does', () => {
     const required = startupError(zkError(-124, 'create', '/locks'), '127.0.0.1:2181', '/locks');
-    expect(required).toBeInstanceOf(ZkAuthenticationError);
+    expect(required).toBeInstanceOf(ZkSaslError);
     expect(required).toBeInstanceOf(ZkConnectionError);
     expect(required).toMatchObject({ failure: 'required', connectionString: '127.0.0.1:2181' });
-    expect((required as Error).message).toMatch(
-      /^Could not connect to ZooKeeper at "127\.0\.0\.1:2181": the servers close every session that has not authenticated \(SESSIONCLOSEDREQUIRESASLAUTH \(-124\) at create \/locks\)\. Give the credentials/,
-    );
-    expect(startupError(zkError(-115, 'getAcl', '/locks'), 'h:1', '/locks')).toMatchObject({ failure: 'failed' });
+    expect((required as Error).message).toMatch(/^Could not connect to ZooKeeper at "127\.0\.0\.1:2181": SASL authentication failed \(required: .*Set the sasl option/);
+    expect(startupError(zkError(-115, 'getAcl', '/locks'), 'h:1', '/locks')).toMatchObject({ failure: 'rejected' });
     expect(startupError(zkError(-125, 'create', '/locks'), 'h:1', '/locks')).toBeInstanceOf(LockOperationError);
     expect(new ZkSessionAuthError(-124, 'create', '/x')).toBeInstanceOf(ZkError);
   });
