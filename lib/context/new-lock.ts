@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { GrantedLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/granted-lock.js';
 import type { RecipeSet } from '../recipes/recipe-set.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRequest } from './lock-request.js';
@@ -67,7 +67,7 @@ export class NewLocks {
         onReleaseRequest: request.onReleaseRequest,
         onEnd: gate.forget,
       };
-      return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
+      return recipe.take(request.resource, options, tryOnly);
     });
   }
 

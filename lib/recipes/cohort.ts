@@ -1,6 +1,6 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
-import { GrantedLock, type NodeReleaser } from './held-lock.js';
-import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import { GrantedLock, type NodeReleaser } from './granted-lock.js';
+import type { LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import { Stopper } from '../queue/stopper.js';
@@ -15,7 +15,7 @@ interface AcquireControl {
 /** What a cohort needs of the CohortLock it belongs to. */
 export interface CohortSettings {
   /** The exclusive queue recipe the process's node is taken from. */
-  readonly inner: LockRecipe;
+  readonly inner: LockTaker;
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
   /** Failures of clean-up nobody waits for (RecipeOptions.onBackgroundError). */
@@ -113,11 +113,7 @@ export class Cohort implements NodeReleaser {
     this.acquiring = acquiring;
     const options = { data: first.options.data, signal: acquiring.signal, zkPath: this.zkPath };
     const { inner } = this.settings;
-    const inZooKeeper = !first.noWait
-      ? inner.acquire(this.resource, options)
-      : first.tryOnly
-        ? inner.tryAcquire(this.resource, options)
-        : inner.acquire(this.resource, { ...options, waitTimeoutMs: 0 });
+    const inZooKeeper = inner.take(this.resource, first.noWait && !first.tryOnly ? { ...options, waitTimeoutMs: 0 } : options, first.tryOnly);
     inZooKeeper.then(
       (node) => this.granted(acquiring, first, node),
       (error: unknown) => this.failed(acquiring, first, error),
@@ -186,7 +182,7 @@ export class Cohort implements NodeReleaser {
    * NodeReleaser, for the local holder's handle: its node is the cohort's current one, or was lost.
    * Whether a release to ZooKeeper hands the lock on is the node's own grant's to say.
    */
-  removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
+  removeHeld(session: ZkSessionApi, path: string): Promise<'released' | 'session-lost'> {
     const node = this.node;
     if (!node || node.path !== path || node.session !== session) return Promise.resolve('session-lost');
     return this.passOn(node);
@@ -205,7 +201,7 @@ export class Cohort implements NodeReleaser {
    * grant has served as many holders as its tokens can count, or the connection is down. Then the
    * node is deleted.
    */
-  private async passOn(node: GrantedLock): Promise<'deleted' | 'session-lost'> {
+  private async passOn(node: GrantedLock): Promise<'released' | 'session-lost'> {
     if (node !== this.node || !node.isHeld()) return 'session-lost';
     // While the connection is down, the session may already have ended on the server (a process
     // resumed from a pause learns it only when it reads its socket): a local handoff would then grant
@@ -215,7 +211,7 @@ export class Cohort implements NodeReleaser {
       if (this.handoffs < this.settings.maxHandoffs && performance.now() - this.windowStart < this.settings.maxHoldMs) {
         this.handoffs++;
         this.grantTo(this.dequeue()!, node);
-        return 'deleted';
+        return 'released';
       }
       const othersWait = await this.othersWaiting(node);
       if (node !== this.node || !node.isHeld()) return 'session-lost';
@@ -224,7 +220,7 @@ export class Cohort implements NodeReleaser {
         this.handoffs = 1;
         this.windowStart = performance.now();
         this.grantTo(next, node);
-        return 'deleted';
+        return 'released';
       }
     }
     this.node = undefined;
@@ -233,7 +229,7 @@ export class Cohort implements NodeReleaser {
     this.pump(); // whoever still waits here queues again, behind everyone already in ZooKeeper
     try {
       await node.release();
-      return 'deleted';
+      return 'released';
     } catch (error) {
       if (error instanceof LockLostError) return 'session-lost';
       throw error;

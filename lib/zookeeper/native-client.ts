@@ -286,6 +286,7 @@ export const CREATE_FLAGS = {
 } as const;
 
 export const WATCH_EVENT = { SESSION: -1 } as const;
+/** How much the ZooKeeper C client logs (to stderr): the `clientLogLevel` option. */
+export type ClientLogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 /** The C client's log levels (zoo_set_debug_level); 0 turns its logging off. */
-export const CLIENT_LOG_LEVELS = { off: 0, error: 1, warn: 2, info: 3, debug: 4 } as const;
-export type ClientLogLevel = keyof typeof CLIENT_LOG_LEVELS;
+export const CLIENT_LOG_LEVELS: Readonly<Record<ClientLogLevel, number>> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };

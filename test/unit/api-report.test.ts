@@ -63,6 +63,13 @@ describe('the API report check', () => {
     }
   });
 
+  it('has no ae-forgotten-export: every type an entry names is exported by it, or imported from the main entry', () => {
+    for (const { report } of API_ENTRIES) {
+      const text = readFileSync(join(ROOT, 'api', `${report}.api.md`), 'utf8');
+      expect(text.match(/^.*ae-forgotten-export.*$/gm) ?? [], report).toEqual([]);
+    }
+  });
+
   it('takes the main entry\'s types from it in the subpath entries (without the link, the health entry names LockService it does not export)', () => {
     const health = join(dist, 'health', 'zk-lock.health.d.ts');
     const original = readFileSync(health, 'utf8');
