@@ -79,10 +79,11 @@ export function shuffleHosts(connectString: string): string {
  * The C client resolves names with a blocking call on the thread that runs JavaScript, on each
  * reconnect: a slow or unreachable DNS server then stalls the whole process, timers included, and
  * with them the lease that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
- * for each new session. Addresses stay as they are; the chroot stays at the end.
+ * for each new session. Addresses stay as they are; the chroot stays at the end. `names`, when
+ * given, learns the name each address was looked up from (Kerberos names servers by name).
  * @throws Error (ENOTFOUND and the like) when a name does not resolve.
  */
-export async function resolveHosts(connectionString: string): Promise<string> {
+export async function resolveHosts(connectionString: string, names?: Map<string, string>): Promise<string> {
   const { hosts, chroot } = parseConnectString(connectionString);
   const resolved = await Promise.all(
     hosts.map(async ({ host, port }) => {
@@ -90,6 +91,7 @@ export async function resolveHosts(connectionString: string): Promise<string> {
       // IPv6 addresses go to it without brackets (`::1:2181`).
       if (isIP(host)) return [`${host}:${port}`];
       const addresses = await lookup(host, { all: true });
+      for (const { address } of addresses) names?.set(address, host);
       return addresses.map(({ address }) => `${address}:${port}`);
     }),
   );
@@ -97,14 +99,14 @@ export async function resolveHosts(connectionString: string): Promise<string> {
 }
 
 /** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
-export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
+export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number, names?: Map<string, string>): Promise<string> {
   const aborted = new Promise<never>((_, reject) => {
     const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
   try {
-    return await Promise.race([resolveHosts(connectionString), aborted]);
+    return await Promise.race([resolveHosts(connectionString, names), aborted]);
   } catch (error) {
     if (error instanceof ZkConnectionError) throw error;
     const code = (error as { code?: string; hostname?: string }).code ?? String(error);

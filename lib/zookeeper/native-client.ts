@@ -152,6 +152,8 @@ export interface NativeConfig {
   client_password?: string;
   /** TLS: "ca,cert,key,passphrase" (PEM paths, the last three optional) for zookeeper_init_ssl. */
   cert?: string;
+  /** SASL: { mechanism, user, service, password?, keytab?, host? | host_map? } (see zk-sasl.options.ts nativeSasl). */
+  sasl?: Record<string, string>;
 }
 
 interface NativeModule {
