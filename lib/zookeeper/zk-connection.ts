@@ -98,6 +98,7 @@ export class ZkConnection implements ZkConnectionLike {
           return connection.client;
         },
         useAddresses: (resolved) => this.useAddresses(resolved),
+        resolve: (list) => resolveHosts(list, this.hostNames),
         refused: (client, rc) => this.refused(client, zkError(rc, 'getConfig', '/zookeeper/config')),
       },
       options.followEnsembleConfig !== false,
