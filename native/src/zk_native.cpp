@@ -63,6 +63,13 @@
 // Added to the C client by native/install.cjs (see there): nanoseconds, on CLOCK_MONOTONIC, since the
 // send of the most recent ping the server answered on the current connection, or -1.
 extern "C" int64_t zoo_nzl_ping_answered_age_ns(zhandle_t *zh);
+#ifdef HAVE_OPENSSL_H
+// Added to the C client by native/c-client.cjs (patchHostCheck): the name a TLS handshake with an
+// address expects in the server's certificate (the host name it was looked up from), and the switch
+// that turns the check off.
+extern "C" int zoo_nzl_tls_expect(zhandle_t *zh, const char *address, int port, const char *name);
+extern "C" void zoo_nzl_tls_any_name(zhandle_t *zh, int any);
+#endif
 
 // @param c must be in [0-15]
 // @return '0'..'9','A'..'F'
@@ -401,6 +408,7 @@ public:
         Ref();
         // Resolve host names when (re)connecting only: see the header.
         zoo_set_servers_resolution_delay(zhandle, -1);
+        if (cert) applyTlsHostCheck(); // before the first connect (yield, below)
 
         zk_timer = (TimerHandle *) malloc(sizeof(TimerHandle));
         zk_timer->zk = this;
@@ -493,6 +501,7 @@ public:
 #endif
         std::string cert = v_cert.IsUndefined() ? std::string() : toUtf8(v_cert);
         if (env.IsExceptionPending()) return env.Undefined();
+        if (!readTlsHostCheck(arg)) return env.Undefined();
         if (!realInit(hostPort.c_str(), session_timeout, &local_client, v_cert.IsUndefined() ? nullptr : cert.c_str())) {
             // Returned, not thrown (as upstream's Nan::ErrnoException).
             int error_number = errno;
@@ -588,6 +597,57 @@ public:
         }
         buff[ZOOKEEPER_PASSWORD_BYTE_COUNT * 2] = '\0';
         return Napi::String::New(env, buff);
+    }
+
+    // ---- TLS host names (config tls_names, tls_any_name; see native/c-client.cjs, patchHostCheck) ----
+
+    struct TlsName {
+        std::string address;
+        int port;
+        std::string name;
+    };
+    std::vector<TlsName> tls_names; // the host name each address of `connect` was looked up from
+    bool tls_any_name = false;      // true: the certificate's names are not checked
+
+    // Reads tls_names ([{ address, port, name }]) and tls_any_name; false with a JS exception pending.
+    bool readTlsHostCheck(Napi::Object arg) {
+        Napi::Env env = Env();
+        Napi::Value names = arg.Get("tls_names");
+        if (env.IsExceptionPending()) return false;
+        if (!names.IsUndefined()) {
+            if (!names.IsArray()) {
+                Napi::TypeError::New(env, "ZK init: tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+                return false;
+            }
+            Napi::Array list = names.As<Napi::Array>();
+            for (uint32_t i = 0; i < list.Length(); i++) {
+                Napi::Value entry = list.Get(i);
+                if (env.IsExceptionPending()) return false;
+                if (!entry.IsObject()) {
+                    Napi::TypeError::New(env, "ZK init: tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+                    return false;
+                }
+                Napi::Object o = entry.As<Napi::Object>();
+                TlsName n{toUtf8(o.Get("address")), toInt(o.Get("port")), toUtf8(o.Get("name"))};
+                if (env.IsExceptionPending()) return false;
+                tls_names.push_back(n);
+            }
+        }
+        tls_any_name = toBool(arg.Get("tls_any_name"));
+        return !env.IsExceptionPending();
+    }
+
+    void applyTlsHostCheck() {
+#ifdef HAVE_OPENSSL_H
+        zoo_nzl_tls_any_name(zhandle, tls_any_name ? 1 : 0);
+        // An entry the C client refuses is left out: that address is then expected to be named by
+        // its IP, which fails closed (its handshake is refused), never open.
+        for (const TlsName &n : tls_names) {
+            if (zoo_nzl_tls_expect(zhandle, n.address.c_str(), n.port, n.name.c_str()) != ZOK) {
+                LOG_ERROR("TLS: host name %s for %s:%d refused", n.name.c_str(), n.address.c_str(), n.port);
+            }
+        }
+#endif
     }
 
     // ---- conversions (as upstream's converters.hpp: JavaScript coercions) ----
