@@ -141,6 +141,13 @@ export interface NativeConfig {
   client_password?: string;
   /** TLS: "ca,cert,key,passphrase" (PEM paths, the last three optional) for zookeeper_init_ssl. */
   cert?: string;
+  /**
+   * TLS: the host name each address of `connect` was looked up from, which the server there must
+   * hold in its certificate; an address not listed must be named by its IP (see native/c-client.cjs, patchHostCheck).
+   */
+  tls_names?: { address: string; port: number; name: string }[];
+  /** TLS: true to accept a certificate for any name (tls.verifyHostname: false). */
+  tls_any_name?: boolean;
 }
 
 interface NativeModule {

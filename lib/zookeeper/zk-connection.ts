@@ -4,7 +4,7 @@ import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeCl
 import { ConnectionBase } from './connection-base.js';
 import { validateDigest } from './zk-acl.js';
 import type { ZkConnectionLike } from './zk-connection-like.js';
-import { lookUpWithin, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { lookUpWithin, type ResolvedHosts, resolveHosts, shuffleHosts, unresolved, validateConnectionString } from './connect-string.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
@@ -49,7 +49,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
   /** The connect string with its names looked up, for the current session (see connect-string.ts). */
-  private resolved: string;
+  private resolved: ResolvedHosts;
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
   private connecting: Promise<void> | undefined;
@@ -58,7 +58,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     const connectionString = validateConnectionString(options.connectionString);
     super(connectionString);
     this.connectionString = connectionString;
-    this.resolved = this.connectionString;
+    this.resolved = unresolved(this.connectionString);
     this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
     this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -163,7 +163,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       // Asked to pick servers in random order, the C client shuffles its host list again on every
       // readiness check, reading /dev/urandom each time (three system calls per request). Shuffled
       // once per handle here instead, the clients spread over the servers just the same.
-      connect: shuffleHosts(this.resolved),
+      connect: shuffleHosts(this.resolved.connect),
       timeout: this.sessionTimeoutMs,
       debug_level: CLIENT_LOG_LEVELS[this.clientLogLevel],
       host_order_deterministic: true,
@@ -173,7 +173,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       // the servers that were up. Session loss is this class's decision (see the lost timer).
       response_counter_limit: NEVER_GIVE_UP,
       // zookeeper_init_ssl's "ca,cert,key,passphrase" (checked: no commas in the parts).
-      ...(this.tlsFiles && { cert: this.tlsFiles.initString }),
+      ...(this.tlsFiles && { cert: this.tlsFiles.initString, tls_names: [...this.resolved.names], tls_any_name: !this.tlsFiles.verifyHostname }),
     };
     const client = new Native(config);
     let session: ZkSession | undefined = resume?.session;
@@ -276,7 +276,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       const retired = this.client;
       this.client = undefined;
       session.markLost(detail, end);
-      this.closer.retire(retired, this.resolved, credentials, session.timeoutMs);
+      this.closer.retire(retired, this.resolved.connect, credentials, session.timeoutMs);
       this.reopen();
     } else {
       session.markLost(detail, end);
