@@ -9,8 +9,7 @@ export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/rele
 export type { LockMode, LockKindOptions } from './recipes/lock-kind.js';
 export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
 // Leader election: LockService.elect, @Leader, @OnLeadership.
-export { Election } from './service/election.js';
-export type { ElectOptions, ElectionChange } from './service/election.js';
+export type { Election, ElectOptions, ElectionChange } from './service/election.js';
 export type { LeaderHandle } from './recipes/leader-handle.js';
 export { Leader } from './nest/leader.decorator.js';
 export { OnLeadership } from './nest/on-leadership.decorator.js';

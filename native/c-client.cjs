@@ -291,7 +291,7 @@ static int nzl_endpoint(const char *address, int port, struct sockaddr_storage *
 
 /* Tells the handle that address:port was looked up from the host name \`name\`: a TLS handshake with
  * it expects a certificate for that name (an address told nothing is expected to be named by its IP).
- * Told again, the first name stays. ZOK, ZBADARGUMENTS, or ZSYSTEMERROR (out of memory). */
+ * Told again, the new name replaces the old. ZOK, ZBADARGUMENTS, or ZSYSTEMERROR (out of memory). */
 int zoo_nzl_tls_expect(zhandle_t *zh, const char *address, int port, const char *name)
 {
     struct sockaddr_storage addr;
@@ -301,8 +301,10 @@ int zoo_nzl_tls_expect(zhandle_t *zh, const char *address, int port, const char 
             || strlen(name) == 0 || strlen(name) >= sizeof(grown->name) || nzl_endpoint(address, port, &addr) != 0)
         return ZBADARGUMENTS;
     for (i = 0; i < zh->nzl_tls_names_count; i++)
-        if (nzl_same_endpoint(&zh->nzl_tls_names[i].addr, &addr))
+        if (nzl_same_endpoint(&zh->nzl_tls_names[i].addr, &addr)) {
+            strcpy(zh->nzl_tls_names[i].name, name);
             return ZOK;
+        }
     grown = realloc(zh->nzl_tls_names, (zh->nzl_tls_names_count + 1) * sizeof(*grown));
     if (grown == NULL)
         return ZSYSTEMERROR;

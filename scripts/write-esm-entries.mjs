@@ -1,5 +1,6 @@
 // Completes a build of nestjs-zk-lock in <outDir> (what `tsc -p tsconfig.build.json` wrote there):
-// marks the directory CommonJS and writes the ES module entries beside the CommonJS ones.
+// marks the directory CommonJS, writes the ES module entries beside the CommonJS ones, and makes the
+// subpath entries' declarations take the main entry's types from it (entry-type-imports.mjs).
 //
 // The package has one implementation, the CommonJS build. Each ES module entry (index.mjs,
 // testing/index.mjs, health/index.mjs) only re-exports its CommonJS entry, so `import` and `require`
@@ -17,6 +18,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+import { linkEntryTypes } from './entry-type-imports.mjs';
 
 const ENTRIES = ['index', 'testing/index', 'health/index', 'metrics/index', 'live-view/index'];
 
@@ -45,3 +47,4 @@ for (const entry of ENTRIES) {
   writeFileSync(join(outDir, `${entry}.d.mts`), `${header}export * from '${base}';\n`);
   console.log(`${entry}.mjs: ${names.length} exports`);
 }
+for (const line of linkEntryTypes(outDir)) console.log(line);

@@ -67,7 +67,7 @@ export class NewLocks {
         onReleaseRequest: request.onReleaseRequest,
         onEnd: gate.forget,
       };
-      return tryOnly ? recipe.tryAcquire(request.resource, options) : recipe.acquire(request.resource, options);
+      return recipe.take(request.resource, options, tryOnly);
     });
   }
 

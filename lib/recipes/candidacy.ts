@@ -24,6 +24,7 @@ import { readChildren, readNode } from '../zookeeper/session-retry.js';
 import { ZkNoAuthError } from '../zookeeper/zk-errors.js';
 import { LeaderTerm, type LeaderHandle } from './leader-handle.js';
 import { QueueLock } from './queue-lock.js';
+import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import { type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { idOfData, nodeData, validateId } from './participant-node.js';
 import { pause } from '../shared/promises.js';
@@ -124,6 +125,9 @@ export class Candidacy {
    * @throws InvalidResourceNameError for a group that cannot be a path; InvalidOptionsError for a
    *   bad id, layout or zkPath.
    */
+  constructor(connection: ZkConnectionLike, group: string, options?: CandidacyOptions, recipeOptions?: RecipeOptions);
+  /** @internal a session source of its own (tests), or the runtime LockService's recipes share */
+  constructor(source: SessionSource | RecipeRuntime, group: string, options?: CandidacyOptions, recipeOptions?: RecipeOptions);
   constructor(source: SessionSource | RecipeRuntime, group: string, options: CandidacyOptions = {}, recipeOptions?: RecipeOptions) {
     this.runtime = runtimeOf(source, recipeOptions);
     this.layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;

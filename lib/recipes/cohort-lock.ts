@@ -1,8 +1,10 @@
 import { InvalidOptionsError, shown } from '../errors.js';
-import { busy, Cohort, type CohortSettings } from './cohort.js';
+import { busy, Cohort } from './cohort.js';
+import { FairLock } from './fair-lock.js';
+import type { LockHandle } from './lock-handle.js';
 import type { GrantedLock } from './held-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
-import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import type { LockRecipe, LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { checkMs } from '../shared/durations.js';
 
 /** How long a process may keep a contended lock for its own callers. */
@@ -29,8 +31,8 @@ interface CohortTables {
 
 export const DEFAULT_COHORT = { maxHandoffs: 16, maxHoldMs: 50 } as const;
 
-/** An exclusive queue recipe (FairLock, ReadWriteLock.write) a cohort can stand in front of. */
-export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): string; pathFor(resource: string, zkPath: string | undefined): string };
+/** An exclusive queue (behind FairLock, ReadWriteLock.write, and Curator's and kazoo's) a cohort can stand in front of. */
+type ExclusiveQueue = LockTaker & { pathFor(resource: string, zkPath: string | undefined): string };
 
 /**
  * The cohort queue: callers of one process that want the same exclusive lock queue here, first
@@ -47,31 +49,43 @@ export type ExclusiveQueueRecipe = LockRecipe & { pathOf(resource: string): stri
  * first waits or holds starts the cohort; its node queues behind the first one's, and every later
  * caller of the process queues behind it, locally.
  */
-export class CohortLock implements LockRecipe, CohortSettings {
+export class CohortLock implements LockRecipe {
   /** Locks named by resource, keyed by the name itself (no string is built per acquire). */
   private readonly byResource: CohortTables = { cohorts: new Map(), alone: new Set() };
   /** Locks taken at a `zkPath`, keyed by that path. */
   private readonly atPath: CohortTables = { cohorts: new Map(), alone: new Set() };
+  /** @internal CohortSettings */
+  readonly inner: ExclusiveQueue;
+  /** @internal CohortSettings */
   readonly maxHandoffs: number;
+  /** @internal CohortSettings */
   readonly maxHoldMs: number;
+  /** Failures of clean-up nobody waits for (a grant that came when no caller wanted it any more). @internal CohortSettings */
+  readonly report: (error: unknown) => void;
 
-  constructor(
-    readonly inner: ExclusiveQueueRecipe,
-    options: CohortOptions = {},
-    /** Failures of clean-up nobody waits for (a grant that came when no caller wanted it any more). */
-    readonly report: (error: unknown) => void = () => undefined,
-  ) {
+  constructor(inner: FairLock, options?: CohortOptions);
+  /** @internal the queue of any exclusive kind (LockService's write, Curator's and kazoo's), and where clean-up failures go */
+  constructor(inner: ExclusiveQueue, options: CohortOptions | undefined, report: (error: unknown) => void);
+  constructor(inner: FairLock | ExclusiveQueue, options: CohortOptions = {}, report: (error: unknown) => void = () => undefined) {
+    this.inner = inner instanceof FairLock ? inner.queue : inner;
+    this.report = report;
     this.maxHandoffs = wholeCount(options.maxHandoffs, 'cohort.maxHandoffs', DEFAULT_COHORT.maxHandoffs);
     this.maxHoldMs = checkMs(options.maxHoldMs, 'cohort.maxHoldMs', { max: Number.MAX_VALUE }) ?? DEFAULT_COHORT.maxHoldMs;
   }
 
-  // Not async: a waiting caller keeps no suspended call here (heap per waiting acquire).
+  // The library's own code and tests get the granted node itself; users, as the published types say, a LockHandle.
+  /** @internal */
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<GrantedLock>;
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<LockHandle>;
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
-    return this.acquireOrTry(resource, options, false) as Promise<GrantedLock>;
+    return this.take(resource, options, false) as Promise<GrantedLock>;
   }
 
+  /** @internal */
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock | null>;
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<LockHandle | null>;
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
-    return this.acquireOrTry(resource, options, true);
+    return this.take(resource, options, true);
   }
 
   /** Callers of this process waiting for `resource` in its cohort queue. */
@@ -79,7 +93,11 @@ export class CohortLock implements LockRecipe, CohortSettings {
     return this.tablesFor(zkPath).cohorts.get(zkPath ?? resource)?.waiting ?? 0;
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
+  /**
+   * LockTaker: how LockService takes it. Not async: a waiting caller keeps no suspended call here
+   * (heap per waiting acquire). @internal
+   */
+  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     return rejectOnThrow(() => {
       const { zkPath } = options;
       const tables = this.tablesFor(zkPath);
@@ -116,7 +134,7 @@ export class CohortLock implements LockRecipe, CohortSettings {
     };
     alone.add(key);
     try {
-      return tryOnly ? this.inner.tryAcquire(resource, own) : this.inner.acquire(resource, own);
+      return this.inner.take(resource, own, tryOnly);
     } catch (error) {
       ended();
       throw error;

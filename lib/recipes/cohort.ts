@@ -1,6 +1,6 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
 import { GrantedLock, type NodeReleaser } from './held-lock.js';
-import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import type { LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 import { Stopper } from '../queue/stopper.js';
@@ -15,7 +15,7 @@ interface AcquireControl {
 /** What a cohort needs of the CohortLock it belongs to. */
 export interface CohortSettings {
   /** The exclusive queue recipe the process's node is taken from. */
-  readonly inner: LockRecipe;
+  readonly inner: LockTaker;
   readonly maxHandoffs: number;
   readonly maxHoldMs: number;
   /** Failures of clean-up nobody waits for (RecipeOptions.onBackgroundError). */
@@ -113,11 +113,7 @@ export class Cohort implements NodeReleaser {
     this.acquiring = acquiring;
     const options = { data: first.options.data, signal: acquiring.signal, zkPath: this.zkPath };
     const { inner } = this.settings;
-    const inZooKeeper = !first.noWait
-      ? inner.acquire(this.resource, options)
-      : first.tryOnly
-        ? inner.tryAcquire(this.resource, options)
-        : inner.acquire(this.resource, { ...options, waitTimeoutMs: 0 });
+    const inZooKeeper = inner.take(this.resource, first.noWait && !first.tryOnly ? { ...options, waitTimeoutMs: 0 } : options, first.tryOnly);
     inZooKeeper.then(
       (node) => this.granted(acquiring, first, node),
       (error: unknown) => this.failed(acquiring, first, error),

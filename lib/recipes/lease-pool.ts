@@ -29,7 +29,7 @@ import type { QueueGrant } from '../queue/queue.types.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
 import { curatorMutexDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
 import type { GrantedLock } from './held-lock.js';
-import type { LockRecipe, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
+import type { LockTaker, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
 
 /** Leases and their parents persist until removed, as both clients leave them. */
 const LEASE_PARENTS = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' } as const;
@@ -70,7 +70,7 @@ const VANISHED = Symbol('vanished');
 export const LEASE_POOLS = { curator: CURATOR_POOL, kazoo: KAZOO_POOL } as const;
 
 /** A semaphore of `permits` leases in a Curator or kazoo lease pool. */
-export class LeasePool implements LockRecipe {
+export class LeasePool implements LockTaker {
   constructor(
     private readonly runtime: RecipeRuntime,
     private readonly pool: PoolLayout,
@@ -78,14 +78,14 @@ export class LeasePool implements LockRecipe {
   ) {}
 
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
-    return this.acquireOrTry(resource, options, false) as Promise<GrantedLock>;
+    return this.take(resource, options, false) as Promise<GrantedLock>;
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
-    return this.acquireOrTry(resource, options, true);
+    return this.take(resource, options, true);
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
+  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const { runtime } = this;
     return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) => {
       const path = runtime.pathFor(resource, options.zkPath);

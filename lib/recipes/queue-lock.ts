@@ -3,13 +3,13 @@ import { rejectOnThrow } from '../shared/promises.js';
 import type { LockDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
-import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import { type LockRecipe, type LockTaker, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /**
- * A lock type made of a queue of sequential nodes and a driver that says who holds (FairLock,
- * ReadWriteLock's halves, Semaphore, and the Curator and kazoo layouts' locks).
+ * A lock type made of a queue of sequential nodes and a driver that says who holds (behind FairLock,
+ * ReadWriteLock's halves, Semaphore, elections, and the Curator and kazoo layouts' locks).
  */
-export class QueueLock implements LockRecipe {
+export class QueueLock implements LockRecipe, LockTaker {
   protected readonly runtime: RecipeRuntime;
 
   constructor(
@@ -34,19 +34,20 @@ export class QueueLock implements LockRecipe {
     return this.runtime.pathFor(resource, zkPath);
   }
 
+  /** Waits for the lock; never null. */
   acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
-    return rejectOnThrow(() => this.acquireOrTry(resource, options, false) as Promise<GrantedLock>); // never null when not tryOnly
+    return rejectOnThrow(() => this.take(resource, options, false) as Promise<GrantedLock>);
   }
 
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
-    return this.acquireOrTry(resource, options, true);
+    return this.take(resource, options, true);
   }
 
   /**
    * `under`, `driver` and `parent` are given only for a downgrade: the held write, Curator's
    * downgrade read, and the held write's own queue (already checked).
    */
-  protected acquireOrTry(
+  take(
     resource: string,
     options: RecipeAcquireOptions,
     tryOnly: boolean,

@@ -1,12 +1,15 @@
 import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import type { GrantedLock } from './held-lock.js';
+import { GrantedLock } from './held-lock.js';
+import type { LockHandle } from './lock-handle.js';
+import { rejectOnThrow } from '../shared/promises.js';
+import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import { ENTRY_KIND } from '../queue/queue-entry.js';
 import { downgradeReadDriver, readDriver, writeDriver } from '../queue/lock-driver.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { curatorDowngradeDriver, curatorWriteSequence } from '../queue/foreign-drivers.js';
 import { QueueLock } from './queue-lock.js';
-import { type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /**
  * The shared read/write lock from ZooKeeper's recipes, in one queue per resource: a read holds when
@@ -15,10 +18,13 @@ import { type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runt
  * later readers. Its writes also exclude FairLock holders of the same resource.
  */
 export class ReadWriteLock {
-  readonly read: QueueLock;
-  readonly write: QueueLock;
+  readonly read: LockRecipe;
+  readonly write: LockRecipe;
   private readonly downgradeLock: DowngradeLock;
 
+  constructor(connection: ZkConnectionLike, options?: RecipeOptions);
+  /** @internal a session source of its own (tests), or a runtime shared with other recipes */
+  constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions);
   constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
     const runtime = runtimeOf(source, options);
     this.read = new QueueLock(runtime, readDriver);
@@ -27,18 +33,24 @@ export class ReadWriteLock {
   }
 
   /**
-   * A read lock for the holder of `writeLock` (a write or exclusive lock on the same resource),
-   * granted at once. It keeps the write's place: after the write is released, later writers still
-   * wait for this read, while readers may join it.
-   * @throws LockLostError when the write lock was lost meanwhile.
+   * A read lock for the holder of `writeLock` (a write or exclusive lock on the same resource, as
+   * this library's recipes return it), granted at once. It keeps the write's place: after the write
+   * is released, later writers still wait for this read, while readers may join it.
+   * @throws LockLostError when the write lock was lost meanwhile; InvalidOptionsError for a handle
+   *   no recipe of this library returned.
    */
-  downgrade(writeLock: GrantedLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock> {
-    return this.downgradeLock.acquireUnder(writeLock, options);
+  downgrade(writeLock: LockHandle, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<LockHandle> {
+    return rejectOnThrow(() => {
+      if (!(writeLock instanceof GrantedLock)) {
+        throw new InvalidOptionsError('writeLock', 'must be a handle returned by ReadWriteLock.write, FairLock or CohortLock of this library');
+      }
+      return this.downgradeLock.acquireUnder(writeLock, options);
+    });
   }
 }
 
 /** The read taken under a held write (ReadWriteLock.downgrade), in the write's own queue and session. */
-class DowngradeLock extends QueueLock {
+export class DowngradeLock extends QueueLock {
   constructor(runtime: RecipeRuntime) {
     super(runtime, downgradeReadDriver);
   }
@@ -63,7 +75,7 @@ class DowngradeLock extends QueueLock {
     writeLock.pinNode();
     try {
       const driver = curatorWrite === undefined ? undefined : curatorDowngradeDriver(curatorWrite);
-      const lock = await this.acquireOrTry(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock, driver, writeLock.path.slice(0, cut));
+      const lock = await this.take(writeLock.resource, { ...options, waitTimeoutMs: undefined }, false, writeLock, driver, writeLock.path.slice(0, cut));
       if (!writeLock.isHeld() && lock) {
         // The write ended while the read was being created: the read's place is not guaranteed.
         await lock.release().catch(() => undefined);

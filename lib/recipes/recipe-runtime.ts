@@ -3,6 +3,7 @@ import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/p
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
 import { GrantedLock } from './held-lock.js';
+import type { LockHandle } from './lock-handle.js';
 import { LockParents } from '../queue/lock-parents.js';
 import { ProtectedCreate } from '../queue/protected-create.js';
 import type { QueueGrant, QueueSink, SessionSource } from '../queue/queue.types.js';
@@ -254,7 +255,15 @@ export interface LockRecipe {
    * Waits for the lock.
    * @throws LockTimeoutError, LockAbortedError, InvalidResourceNameError, IncompatibleLockError, LockOperationError
    */
-  acquire(resource: string, options?: RecipeAcquireOptions): Promise<GrantedLock>;
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<LockHandle>;
   /** Takes the lock only if it is free right now; null otherwise. Leaves no node behind either way. */
-  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock | null>;
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<LockHandle | null>;
+}
+
+/**
+ * How the library itself takes a lock from a recipe (LockService, the cohort, elections): one call,
+ * waiting or not (`tryOnly`: null when the lock is taken), resolving the granted node itself.
+ */
+export interface LockTaker {
+  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null>;
 }

@@ -4,11 +4,9 @@ import { type InspectOptions, inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
-import { FairLock } from './fair-lock.js';
 import { QueueLock } from './queue-lock.js';
-import { ReadWriteLock } from './read-write-lock.js';
-import { Semaphore } from './semaphore.js';
-import { revocableExclusiveDriver, revocableWriteDriver } from '../queue/lock-driver.js';
+import { DowngradeLock } from './read-write-lock.js';
+import { exclusiveDriver, readDriver, revocableExclusiveDriver, revocableWriteDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
 import { InvalidOptionsError } from '../errors.js';
 import { LEASE_POOLS, LeasePool } from './lease-pool.js';
 import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
@@ -20,7 +18,7 @@ import {
   kazooReadDriver,
   kazooWriteDriver,
 } from '../queue/foreign-drivers.js';
-import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
+import { type LockTaker, type RecipeAcquireOptions, type RecipeOptions, RecipeRuntime } from './recipe-runtime.js';
 import { SimpleLock } from './simple-lock.js';
 import { CohortLock, type CohortOptions } from './cohort-lock.js';
 
@@ -43,12 +41,12 @@ export interface RecipeSetOptions extends RecipeOptions {
 
 /** The queue recipes of one foreign layout (see layouts.ts). */
 interface ForeignRecipes {
-  readonly exclusive: LockRecipe;
-  readonly write: LockRecipe;
-  readonly read: LockRecipe;
+  readonly exclusive: LockTaker;
+  readonly write: LockTaker;
+  readonly read: LockTaker;
   /** Without the cohort: a revocable holder's node is its own. */
-  readonly revocableExclusive: LockRecipe;
-  readonly revocableWrite: LockRecipe;
+  readonly revocableExclusive: LockTaker;
+  readonly revocableWrite: LockTaker;
 }
 
 const FOREIGN_DRIVERS = {
@@ -59,35 +57,35 @@ const FOREIGN_DRIVERS = {
 /** Every recipe of one client, sharing one runtime: what LockService picks from by mode and layout. */
 export class RecipeSet {
   readonly runtime: RecipeRuntime;
-  readonly fair: FairLock;
-  readonly readWrite: ReadWriteLock;
-  readonly simple: SimpleLock;
+  private readonly read: QueueLock;
+  private readonly downgrades: DowngradeLock;
+  private readonly simple: SimpleLock;
   /** What exclusive and write requests use: the cohort in front of the queue, or the queue itself. */
-  readonly exclusive: LockRecipe;
-  readonly write: LockRecipe;
-  private readonly semaphores = new Map<number, Semaphore>();
+  private readonly exclusive: LockTaker;
+  private readonly write: LockTaker;
+  private readonly semaphores = new Map<number, QueueLock>();
   /** The layout of acquires that do not say. */
   readonly layout: LockLayout;
   private readonly cohort: CohortOptions | false;
   private readonly foreign = new Map<LockLayout, ForeignRecipes>();
   /** Our revocable exclusive and write locks (no cohort, nodes that never grant by write), once asked for. */
-  private revocable: { readonly exclusive: LockRecipe; readonly write: LockRecipe } | undefined;
+  private revocable: { readonly exclusive: LockTaker; readonly write: LockTaker } | undefined;
   /** Curator's and kazoo's semaphores, by layout and permits. */
   private readonly leasePools = new Map<string, LeasePool>();
 
   constructor(sessions: SessionSource, options: RecipeSetOptions = {}) {
     this.layout = validateLayout(options.layout) ?? DEFAULT_LAYOUT;
     this.runtime = new RecipeRuntime(sessions, options);
-    this.fair = new FairLock(this.runtime);
-    this.readWrite = new ReadWriteLock(this.runtime);
+    this.read = new QueueLock(this.runtime, readDriver);
+    this.downgrades = new DowngradeLock(this.runtime);
     this.simple = new SimpleLock(this.runtime);
     this.cohort = options.cohort ?? {};
-    this.exclusive = this.withCohort(this.fair);
-    this.write = this.withCohort(this.readWrite.write);
+    this.exclusive = this.withCohort(new QueueLock(this.runtime, exclusiveDriver));
+    this.write = this.withCohort(new QueueLock(this.runtime, writeDriver));
   }
 
   /** The cohort queue in front of an exclusive queue recipe, unless it is off. */
-  private withCohort(recipe: QueueLock): LockRecipe {
+  private withCohort(recipe: QueueLock): LockTaker {
     const { cohort } = this;
     return cohort === false ? recipe : new CohortLock(recipe, cohort, (error) => this.runtime.remover.report(error));
   }
@@ -96,7 +94,7 @@ export class RecipeSet {
    * The recipe for a mode or a semaphore's permits (validated), in `layout`.
    * @throws InvalidOptionsError for a kind the layout's own clients do not have.
    */
-  recipeFor(kind: LockKindOptions, layout: LockLayout = this.layout, revocable = false): LockRecipe {
+  recipeFor(kind: LockKindOptions, layout: LockLayout = this.layout, revocable = false): LockTaker {
     if (layout !== DEFAULT_LAYOUT) return this.foreignRecipe(kind, layout, revocable);
     if (revocable && kind.permits === undefined && (kind.mode === undefined || kind.mode === 'exclusive' || kind.mode === 'write')) {
       // Own nodes that never grant by write, so that a request written into them grants nobody.
@@ -110,14 +108,14 @@ export class RecipeSet {
       const permits = validatePermits(kind.permits);
       let semaphore = this.semaphores.get(permits);
       if (!semaphore) {
-        semaphore = new Semaphore(this.runtime, { permits });
+        semaphore = new QueueLock(this.runtime, semaphoreDriver(permits));
         this.semaphores.set(permits, semaphore);
       }
       return semaphore;
     }
     switch (kind.mode) {
       case 'read':
-        return this.readWrite.read;
+        return this.read;
       case 'write':
         return this.write;
       case 'simple':
@@ -127,7 +125,7 @@ export class RecipeSet {
     }
   }
 
-  private foreignRecipe(kind: LockKindOptions, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>, revocable: boolean): LockRecipe {
+  private foreignRecipe(kind: LockKindOptions, layout: Exclude<LockLayout, typeof DEFAULT_LAYOUT>, revocable: boolean): LockTaker {
     if (kind.mode === 'simple') {
       throw new InvalidOptionsError('layout', `mode 'simple' is not available in the '${layout}' layout: use mode 'exclusive', 'read' or 'write', or permits`);
     }
@@ -162,7 +160,7 @@ export class RecipeSet {
 
   /** A read lock under a held write or exclusive lock. */
   downgrade(writeLock: GrantedLock, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock> {
-    return this.readWrite.downgrade(writeLock, options);
+    return this.downgrades.acquireUnder(writeLock, options);
   }
 
   /**

@@ -1,6 +1,8 @@
 import { QueueConflictError, ZkNoNodeError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { GrantedLock } from './held-lock.js';
+import type { LockHandle } from './lock-handle.js';
+import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { simpleToken } from '../queue/fencing-token.js';
@@ -29,19 +31,30 @@ const SIMPLE_PARENTS = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' } as cons
 export class SimpleLock implements LockRecipe {
   private readonly runtime: RecipeRuntime;
 
+  constructor(connection: ZkConnectionLike, options?: RecipeOptions);
+  /** @internal a session source of its own (tests), or a runtime shared with other recipes */
+  constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions);
   constructor(source: SessionSource | RecipeRuntime, options?: RecipeOptions) {
     this.runtime = runtimeOf(source, options);
   }
 
+  // The library's own code and tests get the granted node itself; users, as the published types say, a LockHandle.
+  /** @internal */
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<GrantedLock>;
+  acquire(resource: string, options?: RecipeAcquireOptions): Promise<LockHandle>;
   async acquire(resource: string, options: RecipeAcquireOptions = {}): Promise<GrantedLock> {
-    return (await this.acquireOrTry(resource, options, false))!;
+    return (await this.take(resource, options, false))!;
   }
 
+  /** @internal */
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<GrantedLock | null>;
+  tryAcquire(resource: string, options?: Omit<RecipeAcquireOptions, 'waitTimeoutMs'>): Promise<LockHandle | null>;
   tryAcquire(resource: string, options: Omit<RecipeAcquireOptions, 'waitTimeoutMs'> = {}): Promise<GrantedLock | null> {
-    return this.acquireOrTry(resource, options, true);
+    return this.take(resource, options, true);
   }
 
-  private acquireOrTry(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
+  /** @internal LockTaker: how LockService takes it */
+  take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const path = this.runtime.pathFor(resource, options.zkPath);
     const data = this.runtime.dataOf(options);
     return this.runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) => {

@@ -10,6 +10,7 @@ export { InMemoryZooKeeper, createInMemoryLockService } from './in-memory/in-mem
 export type { InMemoryZooKeeperOptions, InMemoryLockServiceOptions, InMemoryClient } from './in-memory/in-memory-zookeeper.js';
 export { InMemoryConnection } from './in-memory/in-memory-connection.js';
 export type { InMemoryConnectionOptions } from './in-memory/in-memory-connection.js';
+export type { ZkStat } from '../zookeeper/native-client.js';
 export { ZkLockTestingModule } from './zk-lock-testing.module.js';
 export type { ZkLockTestingModuleOptions } from './zk-lock-testing.module.js';
 

@@ -22,8 +22,14 @@ export interface ZkTestServerOptions extends ZkInstallOptions {
    * @default 200
    */
   tickMs?: number;
-  /** Client port on 127.0.0.1. @default a free port */
+  /** Client port. @default a free port */
   port?: number;
+  /**
+   * The loopback address the client port listens on. Another one (127.0.0.2, ...) lets a test move a
+   * server to a new address: stop it, then start a server on the same port and data directory there.
+   * @default '127.0.0.1'
+   */
+  host?: string;
   /**
    * Data directory (snapshots, transaction log, server.log), made if missing. Kept as it is.
    * @default a fresh directory under dataDirParent, removed at process exit (unless ZK_KEEP_DATA is set)
@@ -52,7 +58,7 @@ export interface ZkServer {
   /** Its `myid` (1 for a standalone server). */
   readonly id: number;
   readonly clientPort: number;
-  /** `127.0.0.1:<clientPort>`, for ZkLockModule's connectionString. */
+  /** `<host>:<clientPort>` (127.0.0.1 unless the host option says otherwise), for ZkLockModule's connectionString. */
   readonly connectString: string;
   readonly dataDir: string;
   readonly pid: number | undefined;
@@ -103,7 +109,11 @@ export class JavaZkServer implements ZkServer {
   }
 
   get connectString(): string {
-    return `127.0.0.1:${this.clientPort}`;
+    return `${this.host}:${this.clientPort}`;
+  }
+
+  private get host(): string {
+    return this.options.host ?? '127.0.0.1';
   }
 
   get pid(): number | undefined {
@@ -124,7 +134,7 @@ export class JavaZkServer implements ZkServer {
         `tickTime=${this.options.tickMs ?? TEST_TICK_MS}`,
         `dataDir=${this.dataDir}`,
         `clientPort=${this.clientPort}`,
-        'clientPortAddress=127.0.0.1',
+        `clientPortAddress=${this.host}`,
         'initLimit=20',
         'syncLimit=5',
         '4lw.commands.whitelist=*',
@@ -182,7 +192,7 @@ export class JavaZkServer implements ZkServer {
   }
 
   fourLetter(command: string): Promise<string> {
-    return fourLetter(this.clientPort, command);
+    return fourLetter(this.clientPort, command, this.host);
   }
 
   private get logFile(): string {
@@ -195,7 +205,7 @@ export class JavaZkServer implements ZkServer {
     for (;;) {
       if (!this.child) throw new ZkTestServerError(`ZooKeeper ${this.id} on port ${this.clientPort} exited during start-up`, this.logFile);
       const answer = await this.fourLetter('srvr').catch(() => '');
-      if (/Mode: (standalone|leader|follower)/.test(answer)) return;
+      if (/Mode: (standalone|leader|follower|observer)/.test(answer)) return;
       if (Date.now() > deadline) {
         await this.stop();
         throw new ZkTestServerError(`ZooKeeper ${this.id} on port ${this.clientPort} did not serve within ${timeoutMs} ms`, this.logFile);

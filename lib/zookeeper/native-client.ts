@@ -97,6 +97,22 @@ export interface NativeHandle {
    * this is never shorter than the answered ping's true age. Use {@link pingAnsweredAt}.
    */
   ping_answered_age(): number;
+  /**
+   * Reads `/zookeeper/config` (zoo_awgetconfig) and leaves a watch on it that calls `watcher` once
+   * when it changes (and with every session event before that).
+   */
+  aw_getconfig(watcher: NativeWatcher, cb: (rc: number, msg: string, stat: ZkStat, data: Buffer | null) => void): number;
+  /**
+   * Gives the C client a new server list, `host:port,...` without a chroot (zoo_set_servers). It
+   * keeps its connection when its server is in the list, unless it moves to spread the load; else it
+   * closes its socket at once, silently, as a failed send does (see SOCKET_DROPPED_STATE).
+   */
+  set_servers(hosts: string): number;
+  /**
+   * TLS: the host names addresses were looked up from, which the servers there must hold in their
+   * certificates (as `tls_names` at init); a name given again for an address replaces the one before.
+   */
+  tls_names(names: readonly { address: string; port: number; name: string }[]): void;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;
@@ -282,6 +298,7 @@ export const CREATE_FLAGS = {
 } as const;
 
 export const WATCH_EVENT = { SESSION: -1 } as const;
+/** How much the ZooKeeper C client logs (to stderr): the `clientLogLevel` option. */
+export type ClientLogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 /** The C client's log levels (zoo_set_debug_level); 0 turns its logging off. */
-export const CLIENT_LOG_LEVELS = { off: 0, error: 1, warn: 2, info: 3, debug: 4 } as const;
-export type ClientLogLevel = keyof typeof CLIENT_LOG_LEVELS;
+export const CLIENT_LOG_LEVELS: Readonly<Record<ClientLogLevel, number>> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };

@@ -42,6 +42,9 @@ export interface ZkConnectionLike {
   close(): void;
   /** Listens to state changes; returns the function that stops listening. */
   onStateChange(listener: ConnectionStateListener): () => void;
-  /** The current live session, waiting for one while a new one is being opened. */
+  /**
+   * The current live session, waiting for one while a new one is being opened: the recipes' way to
+   * ZooKeeper, kept out of the published types. @internal
+   */
   session(signal?: AbortSignal): Promise<ZkSessionApi>;
 }

@@ -66,6 +66,18 @@ export interface ZkConnectionOptions {
    * @default undefined (plain TCP)
    */
   tls?: ZkTlsOptions;
+  /**
+   * Follow the ensemble's own member list: watch `/zookeeper/config` (one watch per session) and,
+   * when members are added or removed (dynamic reconfiguration, ZooKeeper 3.5+), move the session to
+   * the client addresses the config names, keeping the chroot, so that sessions and their locks
+   * survive the change and later sessions use the new list. A config that names no client address
+   * for some member (its client port set in zoo.cfg only) is ignored. With `tls`, only secure client
+   * addresses (published by ZooKeeper 3.9+) are taken. Turn it off when the addresses in the config
+   * are not the ones clients can reach: clients behind NAT, a proxy or a load balancer, or servers
+   * named by in-cluster names that clients resolve differently.
+   * @default true
+   */
+  followEnsembleConfig?: boolean;
 }
 
 /** The defaults of sessionTimeoutMs and connectTimeoutMs (the in-memory connection's too). */

@@ -1,10 +1,13 @@
 import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
-import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient } from './native-client.js';
-import { ConnectionBase } from './connection-base.js';
+import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient, SOCKET_DROPPED_STATE } from './native-client.js';
+import { SessionSlot } from './session-slot.js';
 import { validateDigest } from './zk-acl.js';
-import type { ZkConnectionLike } from './zk-connection-like.js';
-import { lookUpWithin, type ResolvedHosts, resolveHosts, shuffleHosts, unresolved, validateConnectionString } from './connect-string.js';
+import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from './zk-connection-like.js';
+import type { ZkSessionApi } from './zk-session-api.js';
+import { lookUpWithin, parseConnectString, type ResolvedHosts, resolveHosts, shuffleHosts, unresolved, validateConnectionString } from './connect-string.js';
+import { sameHosts } from './ensemble-config.js';
+import { EnsembleTracker } from './ensemble-tracker.js';
 import { SessionCloser } from './session-closer.js';
 import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
@@ -30,7 +33,7 @@ const REOPEN_RETRY_MS = 1000;
  * timeout, tells everyone through the session's `lost` signal, closes that handle and opens a fresh
  * session for new work.
  */
-export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnectionLike {
+export class ZkConnection implements ZkConnectionLike {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -53,10 +56,14 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
   private connecting: Promise<void> | undefined;
+  /** The current session, the state and its listeners. */
+  private readonly slot: SessionSlot<ZkSession>;
+  /** The member list in use: the configured one until the ensemble's config names another. */
+  private readonly tracker: EnsembleTracker;
 
   constructor(options: ZkConnectionOptions) {
     const connectionString = validateConnectionString(options.connectionString);
-    super(connectionString);
+    this.slot = new SessionSlot(connectionString, (session) => this.shutDown(session));
     this.connectionString = connectionString;
     this.resolved = unresolved(this.connectionString);
     this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
@@ -65,6 +72,18 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
+    const connection = this;
+    this.tracker = new EnsembleTracker(
+      connectionString,
+      {
+        get client() {
+          return connection.client;
+        },
+        useAddresses: (resolved) => this.useAddresses(resolved),
+      },
+      options.followEnsembleConfig !== false,
+      this.tlsFiles !== undefined,
+    );
     if (!(this.clientLogLevel in CLIENT_LOG_LEVELS)) {
       throw new InvalidOptionsError('clientLogLevel', `must be one of ${Object.keys(CLIENT_LOG_LEVELS).join(', ')}`);
     }
@@ -82,15 +101,48 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
 
   /** Negotiated session timeout of the current session, in ms. */
   get negotiatedSessionTimeoutMs(): number | undefined {
-    return this.current?.timeoutMs;
+    return this.slot.current?.timeoutMs;
   }
 
   /**
-   * The current session's id and password (hex). A test kit uses them to expire the session on
-   * purpose; treat the password as a secret.
+   * The servers this connection uses now, `host:port` as named: those of connectionString until the
+   * ensemble's config names others (see followEnsembleConfig), with that config's version (hex).
+   */
+  get ensemble(): { members: string[]; configVersion: string | undefined } {
+    return { members: this.tracker.hosts, configVersion: this.tracker.configVersion };
+  }
+
+  /** The state of the current session, or `closed`. */
+  get state(): ConnectionState | 'connecting' {
+    return this.slot.state;
+  }
+
+  /** The current session's id (hex), or undefined before the first connect. */
+  get sessionId(): string | undefined {
+    return this.slot.sessionId;
+  }
+
+  /** Listens to state changes; returns the function that stops listening. */
+  onStateChange(listener: ConnectionStateListener): () => void {
+    return this.slot.onStateChange(listener);
+  }
+
+  /** The current live session, waiting for one while a new session is being opened. @internal */
+  session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    return this.slot.session(signal);
+  }
+
+  /** Ends the session (its ephemeral nodes, so its locks, go at once) and opens no other. */
+  close(): void {
+    this.slot.close();
+  }
+
+  /**
+   * The current session's id and password (hex), for the testing kit's expireSession: a secret,
+   * kept out of the published types. @internal
    */
   sessionCredentials(): { id: string; password: string } | undefined {
-    const session = this.current;
+    const session = this.slot.current;
     if (!session || session.lost.aborted) return undefined;
     return { id: session.id, password: session.client.native.client_password };
   }
@@ -100,19 +152,20 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
    * @throws ZkConnectionError when no server answers within connectTimeoutMs, or the string is unusable.
    */
   connect(): Promise<void> {
-    if (this.closed) return Promise.reject(this.closedError());
+    if (this.slot.closed) return Promise.reject(this.slot.closedError());
     this.connecting ??= this.firstConnect();
     return this.connecting;
   }
 
   /** Closing: no more reopening; the session ends, then its handle is closed (ZooKeeper deletes its ephemeral nodes at once). */
-  protected shutDown(session: ZkSession | undefined): void {
+  private shutDown(session: ZkSession | undefined): void {
     this.clearLostTimer();
     this.closer.stop();
+    this.tracker.stop();
     clearTimeout(this.reopenTimer);
     const client = this.client;
     this.client = undefined;
-    this.endClosed(session);
+    this.slot.endClosed(session);
     client?.close();
   }
 
@@ -121,9 +174,9 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
       this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs);
-      if (this.closed) throw this.closedError();
+      if (this.slot.closed) throw this.slot.closedError();
       this.client = this.openHandle();
-      this.started = true;
+      this.slot.started = true;
     } catch (error) {
       clearTimeout(timer);
       this.connecting = undefined;
@@ -141,12 +194,12 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
         throw refused;
       }
     } catch (error) {
-      if (this.closed) throw error;
+      if (this.slot.closed) throw error;
       const client = this.client;
       this.client = undefined;
       client?.close();
       this.connecting = undefined;
-      this.started = false;
+      this.slot.started = false;
       if (error instanceof ZkTlsError) throw error;
       throw new ZkConnectionError(this.connectionString, `no server answered within ${this.connectTimeoutMs} ms`);
     } finally {
@@ -179,6 +232,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
     let session: ZkSession | undefined = resume?.session;
     client.on('connect', () => {
       if (this.client !== client) return;
+      this.tracker.connected(client);
       if (!session) {
         const timeoutMs = client.native.timeout;
         session = new ZkSession(
@@ -189,13 +243,13 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
           (dropped) => this.moveSession(dropped),
           this.watermark,
         );
-        this.current = session;
-        this.wakeSessionWaiters();
-        this.emit('connected', session.id);
+        this.slot.current = session;
+        this.slot.wakeSessionWaiters();
+        this.slot.emit('connected', session.id);
       } else if (!session.connected) {
         this.clearLostTimer();
         session.setConnected(true);
-        this.emit('reconnected', session.id);
+        this.slot.emit('reconnected', session.id);
       }
     });
     client.on('connecting', () => {
@@ -233,12 +287,13 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   /** The session is disconnected: it is lost unless it is back within its timeout. */
   private suspend(session: ZkSession): void {
     session.setConnected(false);
+    this.tracker.disconnected();
     this.clearLostTimer();
     this.lostTimer = setTimeout(
       () => this.declareLost(session, `disconnected for longer than the session timeout (${session.timeoutMs} ms)`, 'disconnected'),
       session.timeoutMs,
     );
-    this.emit('suspended', session.id);
+    this.slot.emit('suspended', session.id);
   }
 
   /**
@@ -248,7 +303,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
    * locks stay held if it is back within its timeout, as on any reconnect.
    */
   private moveSession(session: ZkSession): void {
-    if (this.current !== session || session.lost.aborted || this.closed) return;
+    if (this.slot.current !== session || session.lost.aborted || this.slot.closed) return;
     const old = this.client;
     const password = session.client.native.client_password; // read while its handle is open
     this.client = undefined; // the old handle's 'close' event is ours
@@ -267,7 +322,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
   }
 
   private declareLost(session: ZkSession, detail: string, end: LockLossReason): void {
-    if (session.lost.aborted || this.current !== session) return;
+    if (session.lost.aborted || this.slot.current !== session) return;
     this.clearLostTimer();
     if (end === 'lease-expired' && this.client) {
       // The server may still keep the session: its handle is retired, to close it once that cannot
@@ -282,7 +337,7 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
       session.markLost(detail, end);
       this.replaceHandle();
     }
-    this.emit('lost', session.id);
+    this.slot.emit('lost', session.id);
   }
 
   /**
@@ -298,13 +353,13 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
 
   /** Looks the names up again (off the event loop), then opens a handle for a new session. */
   private reopen(): void {
-    if (this.closed || this.client || this.reopening) return;
+    if (this.slot.closed || this.client || this.reopening) return;
     this.reopening = true;
-    resolveHosts(this.connectionString).then(
+    resolveHosts(this.tracker.connectString).then(
       (resolved) => {
         this.reopening = false;
         this.resolved = resolved;
-        if (this.closed || this.client) return;
+        if (this.slot.closed || this.client) return;
         try {
           this.client = this.openHandle();
         } catch {
@@ -317,6 +372,26 @@ export class ZkConnection extends ConnectionBase<ZkSession> implements ZkConnect
         this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
       },
     );
+  }
+
+  /**
+   * The member list changed (the tracker read a new ensemble config, or its names now resolve to other
+   * addresses): the current handle is moved to it, and later handles start from it. When the C client
+   * drops its connection for it (its server left the list), the session goes on from a new handle, as
+   * after a failed send (see moveSession).
+   */
+  private useAddresses(resolved: ResolvedHosts): void {
+    const hostsOf = (list: string): string[] => parseConnectString(list).hosts.map((host) => host.entry);
+    if (this.slot.closed || sameHosts(hostsOf(resolved.connect), hostsOf(this.resolved.connect))) return;
+    this.resolved = resolved;
+    const client = this.client;
+    const session = this.slot.current;
+    if (!client) return;
+    const wasConnected = session !== undefined && session.connected && session.client === client;
+    // The names the new addresses were looked up from, before the C client may connect to one.
+    if (this.tlsFiles) client.native.tls_names(resolved.names);
+    client.native.set_servers(hostsOf(shuffleHosts(resolved.connect)).join(','));
+    if (wasConnected && client.native.state === SOCKET_DROPPED_STATE) this.moveSession(session);
   }
 
   private clearLostTimer(): void {

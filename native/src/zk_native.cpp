@@ -609,34 +609,40 @@ public:
     std::vector<TlsName> tls_names; // the host name each address of `connect` was looked up from
     bool tls_any_name = false;      // true: the certificate's names are not checked
 
-    // Reads tls_names ([{ address, port, name }]) and tls_any_name; false with a JS exception pending.
+    // Appends the entries of `names` ([{ address, port, name }]) to tls_names; false with a JS exception pending.
+    bool readTlsNames(Napi::Value names) {
+        Napi::Env env = Env();
+        if (names.IsUndefined()) return true;
+        if (!names.IsArray()) {
+            Napi::TypeError::New(env, "tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+            return false;
+        }
+        Napi::Array list = names.As<Napi::Array>();
+        for (uint32_t i = 0; i < list.Length(); i++) {
+            Napi::Value entry = list.Get(i);
+            if (env.IsExceptionPending()) return false;
+            if (!entry.IsObject()) {
+                Napi::TypeError::New(env, "tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+                return false;
+            }
+            Napi::Object o = entry.As<Napi::Object>();
+            TlsName n{toUtf8(o.Get("address")), toInt(o.Get("port")), toUtf8(o.Get("name"))};
+            if (env.IsExceptionPending()) return false;
+            tls_names.push_back(n);
+        }
+        return true;
+    }
+
+    // Reads tls_names and tls_any_name of the init config; false with a JS exception pending.
     bool readTlsHostCheck(Napi::Object arg) {
         Napi::Env env = Env();
         Napi::Value names = arg.Get("tls_names");
-        if (env.IsExceptionPending()) return false;
-        if (!names.IsUndefined()) {
-            if (!names.IsArray()) {
-                Napi::TypeError::New(env, "ZK init: tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
-                return false;
-            }
-            Napi::Array list = names.As<Napi::Array>();
-            for (uint32_t i = 0; i < list.Length(); i++) {
-                Napi::Value entry = list.Get(i);
-                if (env.IsExceptionPending()) return false;
-                if (!entry.IsObject()) {
-                    Napi::TypeError::New(env, "ZK init: tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
-                    return false;
-                }
-                Napi::Object o = entry.As<Napi::Object>();
-                TlsName n{toUtf8(o.Get("address")), toInt(o.Get("port")), toUtf8(o.Get("name"))};
-                if (env.IsExceptionPending()) return false;
-                tls_names.push_back(n);
-            }
-        }
+        if (env.IsExceptionPending() || !readTlsNames(names)) return false;
         tls_any_name = toBool(arg.Get("tls_any_name"));
         return !env.IsExceptionPending();
     }
 
+    // Gives the C client the names read (and forgets them here).
     void applyTlsHostCheck() {
 #ifdef HAVE_OPENSSL_H
         zoo_nzl_tls_any_name(zhandle, tls_any_name ? 1 : 0);
@@ -648,6 +654,16 @@ public:
             }
         }
 #endif
+        tls_names.clear();
+    }
+
+    // tls_names(names): more names, for the addresses of a new server list (before set_servers).
+    Napi::Value TlsNames(const Napi::CallbackInfo &info) {
+        Napi::Env env = info.Env();
+        JsCall js(this);
+        if (!readTlsNames(info.Length() > 0 ? info[0] : env.Undefined())) return env.Undefined();
+        if (zhandle) applyTlsHostCheck();
+        return env.Undefined();
     }
 
     // ---- conversions (as upstream's converters.hpp: JavaScript coercions) ----
@@ -1594,6 +1610,7 @@ Napi::Function ZooKeeper::Define(Napi::Env env) {
         InstanceMethod<&ZooKeeper::AGetConfig>("a_getconfig"),
         InstanceMethod<&ZooKeeper::AWGetConfig>("aw_getconfig"),
         InstanceMethod<&ZooKeeper::SetServers>("set_servers"),
+        InstanceMethod<&ZooKeeper::TlsNames>("tls_names"),
         InstanceMethod<&ZooKeeper::AReconfig>("a_reconfig"),
         InstanceMethod<&ZooKeeper::PingAnsweredAge>("ping_answered_age"),
 

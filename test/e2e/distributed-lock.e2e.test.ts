@@ -18,7 +18,7 @@ import { Test } from '@nestjs/testing';
 import { interval, map, take } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -152,7 +152,7 @@ class AppModule {}
 
 describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const rootPath = uniqueRoot('http');
   const apps: INestApplication[] = [];
   const urls: string[] = [];

@@ -22,7 +22,7 @@ const owner = (name: string) => ({ data: Buffer.from(JSON.stringify({ host: 'cli
 
 describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const open = useConnections(zk);
+  const open = useConnections(zk, STEADY_SESSION);
   // The holders and waiters live while CLI processes start beside them, which on a busy machine can
   // hold up this process for longer than a 1.5 s session's 375 ms lease: their sessions ended and
   // they queued again (other holders, other sessions, fewer waiters than the test made).
@@ -149,7 +149,7 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     await Promise.all(waiting.map(async (p) => (await p).release()));
   });
 
-  it('shows an election as such: its leader, then its followers in line with their ids; a Curator LeaderLatch at --path or under --scan too', async () => {
+  it("shows an election as such: its leader, then its followers in line with their ids; a LeaderLatch in Curator's layout (nodes our library makes) at --path or under --scan too", async () => {
     const rootPath = uniqueRoot('clielect');
     const latch = `${rootPath}-svc/latch`;
     const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
@@ -263,7 +263,7 @@ describe('nestjs-zk-lock inspect (the built CLI) against a real ZooKeeper', () =
     expect(result.stdout).toContain(`No holder or waiter at ${missing}.\n`);
   });
 
-  it('revoke: asks a revocable Curator-layout holder (--json lists the node); forces a plain holder of ours after --force-after, and the waiter gets the lock', async () => {
+  it("revoke: asks a revocable holder in Curator's layout (ours; --json lists the node); forces a plain holder of ours after --force-after, and the waiter gets the lock", async () => {
     const [a, b] = await Promise.all([connect(), connect()]);
     const rootPath = uniqueRoot('clirevoke');
     const zkPath = `${rootPath}-svc/lock`;

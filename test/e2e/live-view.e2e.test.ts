@@ -1,8 +1,7 @@
 import 'reflect-metadata';
-import { existsSync } from 'node:fs';
 import { type CanActivate, type INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LockHandle, type LockService, ZkLockModule } from '../../lib/index.js';
 import { ZkLockViewModule, type ZkLockViewOptions } from '../../lib/live-view/index.js';
@@ -12,60 +11,16 @@ import { Candidacy } from '../../lib/recipes/candidacy.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
+import { launchChromium, shownLocks } from '../support/live-view-page.js';
 import { startLockApp } from '../support/lock-app.js';
 import { childrenOf, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Set to a file path (docs/live-view.png) to save a screenshot of the page with its locks. */
 const SCREENSHOT = process.env.LIVE_VIEW_SCREENSHOT;
 
-/** What the page shows for one row, read from the DOM. */
-interface ShownRow {
-  role: string;
-  node: string;
-  session: string;
-  mode: string;
-  owner: string;
-  host: string;
-  pid: string;
-  age: string;
-}
-
-/** The little of the DOM these page functions use (the project's TypeScript has no DOM library). */
-interface PageElement {
-  readonly dataset: Record<string, string | undefined>;
-  readonly textContent: string | null;
-  querySelector(selector: string): PageElement | null;
-  querySelectorAll(selector: string): Iterable<PageElement>;
-}
-
-/** Every lock section on the page, as text. */
-function shownLocks(page: Page): Promise<{ resource: string; kind: string; rows: ShownRow[] }[]> {
-  return page.$$eval('section.lock', (sections: PageElement[]) =>
-    sections.map((section) => ({
-      resource: section.dataset.resource ?? '',
-      kind: section.querySelector('h2 .kind')?.textContent ?? '',
-      rows: [...section.querySelectorAll('tbody tr')].map((tr) => {
-        const cell = (name: string) => tr.querySelector(`td[data-col="${name}"]`)?.textContent ?? '';
-        const data = tr.dataset;
-        return {
-          role: cell('role'),
-          node: data.node ?? '',
-          session: data.session ?? '',
-          mode: cell('mode'),
-          owner: cell('owner'),
-          host: cell('host'),
-          pid: cell('pid'),
-          age: cell('age'),
-        };
-      }),
-    })),
-  );
-}
-
 describe('the live view page in headless Chromium, against a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const rootPath = uniqueRoot('liveview');
   const apps: INestApplication[] = [];
   let browser: Browser;
@@ -75,7 +30,7 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
   async function viewerApp(options: ZkLockViewOptions | undefined): Promise<string> {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, sessionTimeoutMs: 4000 }),
+        ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, ...STEADY_SESSION }),
         ...(options ? [ZkLockViewModule.register(options)] : []),
       ],
     }).compile();
@@ -86,17 +41,11 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`No Chromium at ${CHROMIUM}: run \`bash scripts/ensure-chromium.sh\` (npm test runs it), or set CHROMIUM_PATH.`);
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     viewUrl = `${await viewerApp({ refreshMs: 250 })}/zk-locks`;
     // Three more applications: three sessions that take the locks the page shows.
     for (let i = 0; i < 3; i++) {
-      const { application, locks } = await startLockApp(zk, { rootPath, sessionTimeoutMs: 4000 });
+      const { application, locks } = await startLockApp(zk, { rootPath, ...STEADY_SESSION });
       apps.push(application);
       lockers.push(locks);
     }
@@ -184,7 +133,7 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
     for (const wait of waits) await (await wait).release();
   });
 
-  it('shows the Curator and kazoo locks of its paths and scan roots beside its own, by their rules, and a path of two layouts as unreadable', async () => {
+  it("shows locks in Curator's and kazoo's layouts (nodes our library makes) at its paths and scan roots beside its own, by their rules, and a path of two layouts as unreadable", async () => {
     const [a, b, c] = lockers as [LockService, LockService, LockService];
     const zkView = await connect();
     const scanned = uniqueRoot('scanned');
@@ -244,7 +193,7 @@ describe('the live view page in headless Chromium, against a real ZooKeeper', ()
     await javaLike.release();
   });
 
-  it('shows an election as such: its leader, then its followers in line with their ids; a Curator LeaderLatch of a scan root as a Curator election', async () => {
+  it("shows an election as such: its leader, then its followers in line with their ids; a LeaderLatch in Curator's layout (nodes our library makes) under a scan root as a Curator election", async () => {
     const [a, b, c] = lockers as [LockService, LockService, LockService];
     // A steady session: the latch's participant keeps its node (and its session) for the whole test.
     const zkView = await connect(STEADY_SESSION);

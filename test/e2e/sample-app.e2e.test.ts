@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childrenOf, eventually, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 import { freePorts } from '../support/zk-server.js';
 
 const MAIN = join(process.cwd(), 'build/sample-app/main.js');
@@ -43,8 +43,10 @@ async function startApp(name: string, env: Record<string, string>): Promise<App>
 }
 
 describe('the sample app: several processes, HTTP, one ZooKeeper', () => {
-  const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // The sample app asks for the default 15 s session; the test servers grant 4 s unless told, and
+  // its lease (a quarter) would then be 1 s, which a loaded machine can let run out mid-request.
+  const zk = useZooKeeper({ config: ['maxSessionTimeout=15000'] });
+  const connect = useConnections(zk, STEADY_SESSION);
   const apps: App[] = [];
   let workDir: string;
 

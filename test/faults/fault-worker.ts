@@ -8,6 +8,7 @@ import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import { CohortLock } from '../../lib/recipes/cohort-lock.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
+import type { QueueLock } from '../../lib/recipes/queue-lock.js';
 import type { LockRecipe } from '../../lib/recipes/recipe-runtime.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { countingSessions } from '../support/counting-sessions.js';
@@ -37,7 +38,7 @@ async function run(config: WorkerConfig): Promise<void> {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const emit = (event: ClientEvent): void => send({ kind: 'event', event });
 
-  const connection = new ZkConnection({ connectionString: config.connectionString, tls: config.tls, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000 });
+  const connection = new ZkConnection({ connectionString: config.connectionString, tls: config.tls, sessionTimeoutMs: config.sessionTimeoutMs, leaseMarginMs: config.leaseMarginMs, connectTimeoutMs: 60_000 });
   connection.onStateChange(() => reportSession());
   const reportSession = (): void => {
     const credentials = connection.sessionCredentials();
@@ -53,7 +54,8 @@ async function run(config: WorkerConfig): Promise<void> {
   const { cohort } = config;
   const recipes: Record<LockMode, LockRecipe> = {
     exclusive: cohort ? new CohortLock(fair, cohort) : fair,
-    write: cohort ? new CohortLock(readWrite.write, cohort) : readWrite.write,
+    // (ReadWriteLock.write is a queue, which the library's own CohortLock may stand in front of.)
+    write: cohort ? new CohortLock(readWrite.write as QueueLock, cohort, () => undefined) : readWrite.write,
     read: readWrite.read,
   };
   const resources = Object.keys(config.resources);
@@ -73,7 +75,7 @@ async function run(config: WorkerConfig): Promise<void> {
       }
       let lock: GrantedLock;
       try {
-        lock = await recipes[mode].acquire(resource, { waitTimeoutMs: config.waitTimeoutMs });
+        lock = (await recipes[mode].acquire(resource, { waitTimeoutMs: config.waitTimeoutMs })) as GrantedLock;
       } catch (error) {
         if (error instanceof LockTimeoutError) emit({ type: 'timed-out', client, op, t: monotonicMs() });
         else emit({ type: 'failed', client, op, t: monotonicMs(), error: String(error) });

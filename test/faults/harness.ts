@@ -35,6 +35,8 @@ export interface HarnessOptions {
   readonly holdMs: number;
   readonly thinkMs: number;
   readonly seed: number;
+  /** The clients' leaseMarginMs; undefined: the library's default. */
+  readonly leaseMarginMs?: number;
   /** Concurrent callers in each client process. */
   readonly callers: number;
   /** The cohort queue in each client process, with these bounds; false: none. */
@@ -121,6 +123,7 @@ export class FaultHarness {
       tls: this.clientSide.tls,
       rootPath: this.rootPath,
       sessionTimeoutMs: this.options.sessionTimeoutMs,
+      leaseMarginMs: this.options.leaseMarginMs,
       resources: this.options.resources,
       waitTimeoutMs: this.options.waitTimeoutMs,
       holdMs: this.options.holdMs,

@@ -58,6 +58,8 @@ export interface WorkerConfig {
   /** Pause between operations, ms (random up to this). */
   readonly thinkMs: number;
   readonly seed: number;
+  /** The connection's leaseMarginMs; undefined: the library's default. */
+  readonly leaseMarginMs?: number;
   /** Concurrent callers in the process, one acquire loop each (ops numbered across them). */
   readonly callers: number;
   /** The cohort queue for exclusive and write locks, with these bounds; false: none. */

@@ -21,14 +21,15 @@ import {
   type Kind,
   type TrialResult,
 } from './partition-trials.js';
-import { summarize } from './partition-summary.js';
+import { describeSetUps, summarize } from './partition-summary.js';
 import { tlsZooKeeper } from '../support/zk-tls-servers.js';
 import { writeReportSection, zookeeperVersion } from './report-file.js';
+import { partitionTrials } from './run-options.js';
 
 const overTls = process.argv.includes('--tls');
 const electionOnly = process.argv.includes('--election');
 if (overTls && electionOnly) throw new Error('--election runs over plain TCP only');
-const trials = Number(process.env.PARTITION_TRIALS ?? (overTls ? 10 : 25));
+const trials = partitionTrials(overTls ? 10 : 25);
 const log = (line: string): void => console.log(`[partitions${overTls ? ' tls' : ''}] ${line}`);
 const zookeeper = zookeeperVersion();
 const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)} ms`);
@@ -37,14 +38,6 @@ const rows = (results: readonly TrialResult[]): string =>
     .map((s) => `| ${where[s.fault] ?? s.fault} | ${s.trials} | **${s.unsafe}** | ${s.granted} | ${ms(s.smallestMarginMs)} | ${ms(s.slowestToldMs)} |`)
     .join('\n');
 const reasons = (results: readonly TrialResult[]): string => [...new Set(results.map((r) => r.reason ?? 'none'))].join(', ');
-const times = (total: number, trials: number): string => (total === trials ? '' : ` (${total} times in all)`);
-/** The trials set up again because H lost its lock before the fault, as a sentence ('' for none). */
-const setUpAgain = (results: readonly TrialResult[]): string => {
-  const again = results.filter((r) => r.setUpAgain > 0);
-  return again.length === 0
-    ? ''
-    : ` ${again.length} trial${again.length === 1 ? ' was' : 's were'} set up again${times(again.reduce((n, r) => n + r.setUpAgain, 0), again.length)} because H lost its lock before the fault was injected (its lease ran out on the busy machine).`;
-};
 const where: Record<string, string> = {
   'partition-both': 'standalone: H partitioned both ways',
   'partition-to-client': "standalone: the server's replies to H dropped",
@@ -93,7 +86,7 @@ ${overTls ? "Over TLS: H and W connect to the servers' secureClientPort with cli
 | --- | --- | --- | --- | --- | --- |
 ${rows(results)}
 
-Unsafe trials in all: **${unsafe}** of ${results.length}.${control ? ` The control, the last fault with \`leaseMarginMs: 0\`: H told after W was granted in **${control.unsafe} of ${control.trials}** trials (smallest margin ${ms(control.smallestMarginMs)}): a reply-based lease without the margin is not safe on an ensemble.` : ''} Every H was told with reason ${reasons(results)}.${setUpAgain(results)}
+Unsafe trials in all: **${unsafe}** of ${results.length}.${control ? ` The control, the last fault with \`leaseMarginMs: 0\`: H told after W was granted in **${control.unsafe} of ${control.trials}** trials (smallest margin ${ms(control.smallestMarginMs)}): a reply-based lease without the margin is not safe on an ensemble.` : ''} Every H was told with reason ${reasons(results)}.${describeSetUps(results)}
 ${
   cost
     ? `
@@ -123,7 +116,7 @@ The same faults as for the locks, with H the leader of an election: \`LockServic
 | --- | --- | --- | --- | --- | --- |
 ${rows(results)}
 
-Unsafe trials in all: **${unsafe}** of ${results.length}. Every H was told with reason ${reasons(results)}.${setUpAgain(results)}
+Unsafe trials in all: **${unsafe}** of ${results.length}. Every H was told with reason ${reasons(results)}.${describeSetUps(results)}
 `;
   console.log(text);
   writeReportSection('partitions-election', text);

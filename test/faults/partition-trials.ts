@@ -19,9 +19,10 @@ import { fileURLToPath } from 'node:url';
 import { isolatedForkOptions } from '../../lib/testing/isolated-spawn.js';
 import type { ZkTlsOptions } from '../../lib/zookeeper/zk-tls.options.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
-import { startZkEnsemble, startZkServer, type ZkEnsemble, type ZkServer } from '../support/zk-server.js';
+import { startZkEnsemble, startZkServer, type ZkServer } from '../support/zk-server.js';
 import { startZkProxy, type Partition, type ZkProxy } from '../support/zk-proxy.js';
 import { PLAIN_CLIENTS, type TlsZooKeeper } from '../support/zk-tls-servers.js';
+import { allServing } from './ensemble-ready.js';
 import { startIsolatableEnsemble } from './isolatable-ensemble.js';
 import { describeTrial } from './partition-summary.js';
 
@@ -55,6 +56,8 @@ export interface TrialResult {
   readonly reason: string | undefined;
   /** How many times the trial was set up again because H lost its lock before the fault (0: never). */
   readonly setUpAgain: number;
+  /** Ensemble members restarted before the trial, slow to serve again after the last fault (0: none). */
+  readonly membersRestarted: number;
 }
 
 /** W's process: compiled by `npm run build:sample`, beside this file or in build/ (see harness.ts). */
@@ -159,11 +162,11 @@ interface TrialSetup {
  * off yet: its lease ran out, the machine too busy to renew it), the trial is set up again, at
  * most SETUP_ATTEMPTS times in all, and the result counts it (`setUpAgain`).
  */
-async function trial(setup: TrialSetup, index: number): Promise<TrialResult> {
+async function trial(setup: TrialSetup, index: number, membersRestarted = 0): Promise<TrialResult> {
   for (let attempt = 0; ; attempt++) {
     try {
       const result = await attemptTrial(setup, `${index}${attempt ? `-${attempt}` : ''}`);
-      return { ...result, setUpAgain: attempt };
+      return { ...result, setUpAgain: attempt, membersRestarted };
     } catch (error) {
       if (!(error instanceof LostBeforeFault) || attempt + 1 >= SETUP_ATTEMPTS) throw error;
       console.log(`${error.message}; setting the trial up again`);
@@ -171,7 +174,7 @@ async function trial(setup: TrialSetup, index: number): Promise<TrialResult> {
   }
 }
 
-async function attemptTrial(setup: TrialSetup, name: string): Promise<Omit<TrialResult, 'setUpAgain'>> {
+async function attemptTrial(setup: TrialSetup, name: string): Promise<Omit<TrialResult, 'setUpAgain' | 'membersRestarted'>> {
   const { fault, kind, holderConnect, otherConnect, inject, heal, holderLeaseMarginMs, tls } = setup;
   const rootPath = `/partition-${process.pid}-${fault}-${kind}-${name}`;
   let h: LockService | undefined;
@@ -303,7 +306,7 @@ export async function runEnsembleTrials(
     for (const [f, fault] of faults.entries()) {
       for (let i = 0; i < trials; i++) {
         const kind = kinds[(i + f) % kinds.length]!;
-        await allServing(ensemble);
+        const restarted = await allServing(ensemble, log);
         const leader = await ensemble.leader();
         const target = fault.endsWith('leader') ? leader : ensemble.servers.find((s) => s !== leader)!;
         const others = ensemble.servers.filter((s) => s !== target).map((s) => side.address(s)).join(',');
@@ -324,6 +327,7 @@ export async function runEnsembleTrials(
             tls: side.tls,
           },
           i,
+          restarted,
         );
         log(describeTrial(result));
         results.push(result);
@@ -354,7 +358,7 @@ export async function runIsolationTrials(
   const results: TrialResult[] = [];
   try {
     for (let i = 0; i < trials; i++) {
-      await allServing(ensemble);
+      const restarted = await allServing(ensemble, log);
       const [one, two, three] = ensemble.servers;
       const result = await trial(
         {
@@ -368,6 +372,7 @@ export async function runIsolationTrials(
           tls: side.tls,
         },
         i,
+        restarted,
       );
       log(`${describeTrial(result)}${leaseMarginMs === undefined ? '' : ` (leaseMarginMs ${leaseMarginMs})`}`);
       results.push(result);
@@ -376,17 +381,6 @@ export async function runIsolationTrials(
     await ensemble.stop();
   }
   return results;
-}
-
-/** Waits until every member answers and one of them leads. */
-async function allServing(ensemble: ZkEnsemble): Promise<void> {
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const modes = await Promise.all(ensemble.servers.map((s) => s.fourLetter('srvr').catch(() => '')));
-    if (modes.every((m) => /Mode: (leader|follower)/.test(m)) && modes.some((m) => /Mode: leader/.test(m))) return;
-    if (performance.now() > deadline) throw new Error(`the ensemble did not recover: ${modes.map((m) => /Mode: \w+/.exec(m)?.[0] ?? 'down').join(', ')}`);
-    await sleep(200);
-  }
 }
 
 /**

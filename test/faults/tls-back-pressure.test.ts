@@ -19,6 +19,8 @@ import { tlsZooKeeper, type TlsZooKeeper } from '../support/zk-tls-servers.js';
 /** Blobs of 700 kB (under ZooKeeper's 1 MB jute.maxbuffer), 12 of them: 8.4 MB at once, twice. */
 const BLOB_BYTES = 700 * 1024;
 const BLOBS = 12;
+/** More than half of them must come back intact for a run to count. */
+const MOST_BLOBS = Math.floor(BLOBS / 2) + 1;
 const RESOURCES = 12;
 const CYCLES_PER_RESOURCE = 15;
 
@@ -152,8 +154,11 @@ describe('TLS under back-pressure (secure port, client certificates)', () => {
   async function expectSafe(traffic: Traffic, name: string): Promise<void> {
     const blobs = await traffic.blobs;
     const locks = await traffic.locks;
-    console.log(`TLS back-pressure, ${name}: ${blobs.intact} of ${BLOBS} blobs intact through ${((BLOBS * 2 * BLOB_BYTES) / 2 ** 20).toFixed(1)} MB, ${locks.granted} grants, ${locks.lost} holders told of a loss; failed requests: ${JSON.stringify(blobs.failed)}`);
+    console.log(`TLS back-pressure, ${name}: ${blobs.intact} of ${BLOBS} blobs intact (at least ${MOST_BLOBS} required) through ${((BLOBS * 2 * BLOB_BYTES) / 2 ** 20).toFixed(1)} MB, ${locks.granted} grants, ${locks.lost} holders told of a loss; failed requests: ${JSON.stringify(blobs.failed)}`);
     expect(blobs.corrupt).toEqual([]);
+    // Most blobs went through and were read back whole: a run where the session ended early and
+    // every blob failed would prove nothing about the bytes.
+    expect(blobs.intact, `blobs intact of ${BLOBS}`).toBeGreaterThanOrEqual(MOST_BLOBS);
     expect(blobs.failed.filter((error) => error !== 'ZkSessionLostError')).toEqual([]);
     if (locks.lost === 0) expect(blobs.failed).toEqual([]); // nothing ended the session
     expect({ overlaps: locks.overlaps, tokensOutOfOrder: locks.tokensOutOfOrder, granted: locks.granted }).toEqual({

@@ -5,7 +5,7 @@ import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import type { GrantedLock } from '../../lib/recipes/held-lock.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
-import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, countingSessions, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -22,7 +22,7 @@ async function keepParent(connection: ZkConnection, parent: string): Promise<voi
 
 describe('the cohort queue: callers of one process share one ZooKeeper node, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   it('passes the lock between local callers without a request to ZooKeeper, one holder at a time, each with a higher token', async () => {
     const rootPath = uniqueRoot('cohort-local');
@@ -173,7 +173,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
 
   it('a lost session tells the holder, and the local waiters queue again in the next session with higher tokens', async () => {
     const rootPath = uniqueRoot('cohort-lost');
-    const connection = await connect({ sessionTimeoutMs: 1500 });
+    const connection = await connect();
     const cohort = new CohortLock(new FairLock(connection, { rootPath }));
     const held = await cohort.acquire('r');
     const waiters = [cohort.acquire('r'), cohort.acquire('r')];
@@ -192,7 +192,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
 
   it('a read downgraded under a write keeps local writers out until it is released', async () => {
     const rootPath = uniqueRoot('cohort-downgrade');
-    const { locks } = await startLockApp(zk, { rootPath });
+    const { locks } = await startLockApp(zk, { ...STEADY_SESSION, rootPath });
     const observer = await connect();
     let releaseRead!: () => Promise<void>;
     await runInNewLockContext(async () => {
@@ -222,7 +222,7 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
     const observer = await connect();
     // With the cohort: the holder's node (it came alone) and the cohort's, for both waiters.
     for (const [cohort, nodes] of [[undefined, 2], [false, 3]] as const) {
-      const { locks }: { locks: LockService } = await startLockApp(zk, { rootPath, cohort });
+      const { locks }: { locks: LockService } = await startLockApp(zk, { ...STEADY_SESSION, rootPath, cohort });
       const held = await locks.acquire('r');
       const waiting = [locks.acquire('r'), locks.acquire('r')];
       if (nodes === 2) {

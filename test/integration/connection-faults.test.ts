@@ -6,13 +6,17 @@ import { curatorMutexDriver, kazooLockDriver } from '../../lib/queue/foreign-dri
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js';
 import { ZkConnectionLossError } from '../../lib/zookeeper/zk-errors.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 import type { ZkProxy } from '../support/zk-proxy.js';
 import { freePorts } from '../support/zk-server.js';
 
 describe('connection faults against a real ZooKeeper', () => {
-  const zk = useZooKeeper({ own: true });
-  const connect = useConnections(zk);
+  // Sessions up to 30 s, for the restart tests: a JVM's restart on a loaded machine can take longer
+  // than the 4 s sessions the test servers grant by default, and then the leases rightly run out.
+  const zk = useZooKeeper({ own: true, config: ['maxSessionTimeout=30000'] });
+  /** Sessions whose leases outlast a server restart (a standalone server answers for itself: a small margin is enough). */
+  const THROUGH_A_RESTART = { sessionTimeoutMs: 20_000, leaseMarginMs: 400 } as const;
+  const connect = useConnections(zk, STEADY_SESSION);
   const startProxy = useZkProxy(zk);
   let proxy: ZkProxy | undefined;
 
@@ -217,10 +221,7 @@ describe('connection faults against a real ZooKeeper', () => {
 
   it('waiters keep their place through a server restart and all get the lock; no node is orphaned', async () => {
     const root = uniqueRoot('restart');
-    // Standalone: a small lease margin (see above), so that the leases outlast the restart.
-    const [holderConnection, ...waiterConnections] = await Promise.all(
-      Array.from({ length: 4 }, () => connect({ sessionTimeoutMs: 4000, leaseMarginMs: 400 })),
-    );
+    const [holderConnection, ...waiterConnections] = await Promise.all(Array.from({ length: 4 }, () => connect(THROUGH_A_RESTART)));
     const holder = await new FairLock(holderConnection!, { rootPath: root }).acquire('s');
     const granted: string[] = [];
     const waiters = waiterConnections.map((c, i) =>
@@ -240,7 +241,7 @@ describe('connection faults against a real ZooKeeper', () => {
 
   it('a holder keeps its lock and its session through a server restart shorter than the session timeout', async () => {
     const root = uniqueRoot('keep');
-    const connection = await connect({ sessionTimeoutMs: 4000, leaseMarginMs: 400 });
+    const connection = await connect(THROUGH_A_RESTART);
     const id = connection.sessionId;
     const states: string[] = [];
     connection.onStateChange((state) => states.push(state));

@@ -2,13 +2,13 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError, LockService, LockTimeoutError, type ZkLockModuleOptions } from '../../lib/index.js';
-import { eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 
 const LEVELS = ['log', 'debug', 'verbose', 'warn', 'error'] as const;
 
 describe('lock event logging through Nest\'s Logger', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const services: LockService[] = [];
   let lines: { level: string; message: string }[] = [];
 
@@ -30,7 +30,7 @@ describe('lock event logging through Nest\'s Logger', () => {
   });
 
   async function service(options: Partial<ZkLockModuleOptions> = {}): Promise<LockService> {
-    const locks = new LockService({ connectionString: zk.connectString, sessionTimeoutMs: 1500, rootPath: uniqueRoot('log'), rootAclCheck: 'off', ...options });
+    const locks = new LockService({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('log'), rootAclCheck: 'off', ...options });
     services.push(locks);
     await locks.onModuleInit();
     return locks;

@@ -9,7 +9,7 @@ import {
 } from '../../lib/index.js';
 import { LockMetrics } from '../../lib/metrics/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import { eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 
 type Without<E, K extends string> = E extends unknown ? Omit<E, K> : never;
 /** Events without what varies from run to run (times, tokens, the error objects). */
@@ -28,14 +28,14 @@ function shapes(events: readonly LockEvent[]): Shape[] {
 
 describe('LockService.events$ on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const services: LockService[] = [];
   afterEach(async () => {
     for (const service of services.splice(0)) await service.onApplicationShutdown();
   });
 
   async function service(options: Partial<ZkLockModuleOptions> = {}): Promise<{ locks: LockService; events: LockEvent[] }> {
-    const locks = new LockService({ connectionString: zk.connectString, sessionTimeoutMs: 1500, rootPath: uniqueRoot('events'), rootAclCheck: 'off', ...options });
+    const locks = new LockService({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('events'), rootAclCheck: 'off', ...options });
     services.push(locks);
     const events: LockEvent[] = [];
     locks.events$.subscribe((event) => events.push(event));
@@ -144,7 +144,7 @@ describe('LockService.events$ on a real ZooKeeper', () => {
   });
 
   it('a lost session: one lost event per lock taken (not per reentrant holder), then lost and connected on the connection', async () => {
-    const connection = await connect({ sessionTimeoutMs: 1500 });
+    const connection = await connect();
     const { locks, events } = await service({ connection });
     let held!: { signal: AbortSignal };
     const done = runInNewLockContext(async () => {
@@ -191,7 +191,7 @@ describe('LockService.events$ on a real ZooKeeper', () => {
   });
 
   it('delivers nothing to a subscriber that left, nor earlier events to a late one', async () => {
-    const locks = new LockService({ connectionString: zk.connectString, sessionTimeoutMs: 1500, rootPath: uniqueRoot('late'), rootAclCheck: 'off' });
+    const locks = new LockService({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('late'), rootAclCheck: 'off' });
     services.push(locks);
     await locks.onModuleInit();
     const early: LockEvent[] = [];

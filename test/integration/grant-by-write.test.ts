@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
-import { childrenOf, countingSessions, eventually, expireSession, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, countingSessions, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 
 /**
  * Grant by write: a holder that may have a successor writes its node and deletes it in one transaction, and the
@@ -12,7 +12,7 @@ import { childrenOf, countingSessions, eventually, expireSession, queueLength, u
  */
 describe('grant by write: a releasing holder grants the entry watching it, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   /** Resolves to whether `promise` settled within a few event-loop turns and a round trip to the server. */
   async function settled(promise: Promise<unknown>, connection: { session(): Promise<{ getChildren(path: string): Promise<unknown> }> }): Promise<boolean> {

@@ -30,7 +30,7 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
     await queueLength(a!, `${rootPath}/${encodeResource(name)}`, 2);
     waiting.push(new FairLock(c!, { rootPath }).acquire(name, { data: data('job-c') }));
     await queueLength(a!, `${rootPath}/${encodeResource(name)}`, 3);
-    held.push(await new ReadWriteLock(a!, { rootPath }).write.acquire('doc', { data: data('writer') }));
+    held.push((await new ReadWriteLock(a!, { rootPath }).write.acquire('doc', { data: data('writer') })) as GrantedLock);
     const reader = new ReadWriteLock(b!, { rootPath }).read.acquire('doc', { data: data('reader') });
     await queueLength(a!, `${rootPath}/doc`, 2);
     held.push(await new Semaphore(a!, { rootPath, permits: 2 }).acquire('pool'));

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, InvalidOptionsError, InvalidResourceNameError, LockTimeoutError, type LockHandle } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import { childrenOf, exists, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, exists } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 
 /**
@@ -13,13 +13,13 @@ import { startLockApp } from '../support/lock-app.js';
  */
 describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const apps: { application: { close(): Promise<void> } }[] = [];
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((started) => started.application.close()));
   });
   const app = async (rootPath: string, layout?: 'curator' | 'kazoo') => {
-    const started = await startLockApp(zk, { rootPath, cohort: false, ...(layout ? { layout } : {}) });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath, cohort: false, ...(layout ? { layout } : {}) });
     apps.push(started);
     return started;
   };
@@ -242,8 +242,11 @@ describe('lock layouts (curator, kazoo) and zkPath, among our own clients on a r
     const resource = 'é'.repeat(250); // 500 UTF-8 bytes: encoded, a path of about 1,500 characters
     await inContext(async () => {
       const write = await own.locks.acquire(resource, { mode: 'write' });
+      // Granted at once (a read queued behind the write would time out at 0 ms), and still held
+      // after the write goes: a downgrade.
       const read = await own.locks.acquire(resource, { mode: 'read', waitTimeoutMs: 0 });
       await write.release();
+      expect(read.isHeld()).toBe(true);
       await read.release();
     });
   });

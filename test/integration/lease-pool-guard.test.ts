@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LEASE_POOLS, LeasePool } from '../../lib/recipes/lease-pool.js';
 import { RecipeRuntime } from '../../lib/recipes/recipe-runtime.js';
 import type { MultiOp, ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
-import { childrenOf, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 /** The session, with `before` run once before its first transaction that creates a node. */
 function beforeFirstCreate(session: ZkSessionApi, before: () => Promise<void>): ZkSessionApi {
@@ -24,7 +24,7 @@ function beforeFirstCreate(session: ZkSessionApi, before: () => Promise<void>): 
 
 describe("kazoo's semaphore layout: a lease is added only under the guard", () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   it('a guard deleted by force between the count and the add does not let two clients hold one permit', async () => {
     const rootPath = uniqueRoot('kazoo-guard');

@@ -13,14 +13,14 @@ import {
   type ZkLockModuleOptions,
 } from '../../lib/index.js';
 import { freePorts } from '../support/zk-server.js';
-import { childrenOf, eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService in a Nest application, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
-  const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
+  const app = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, { ...STEADY_SESSION, ...options });
 
   it('two applications: one holds, the other waits, withLock releases after the callback', async () => {
     const rootPath = uniqueRoot('svc');
@@ -99,7 +99,7 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     await application.close();
   });
 
-  it('forRootAsync with an injected config provider works as written', async () => {
+  it('forRootAsync with an injected config provider: the options its factory returns are used (its connect string and rootPath)', async () => {
     @Injectable()
     class Config {
       getOrThrow(key: string): string {
@@ -109,17 +109,20 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     }
     @Module({ providers: [Config], exports: [Config] })
     class ConfigModule {}
+    const rootPath = uniqueRoot('async');
     const moduleRef = await Test.createTestingModule({
       imports: [
         ZkLockModule.forRootAsync({
           imports: [ConfigModule],
           inject: [Config],
-          useFactory: (config: Config) => ({ connectionString: config.getOrThrow('ZK_CONNECT'), rootPath: uniqueRoot('async') }),
+          useFactory: (config: Config) => ({ connectionString: config.getOrThrow('ZK_CONNECT'), rootPath }),
         }),
       ],
     }).compile();
     const application = await moduleRef.createNestApplication({ logger: false }).init();
     const lock = await application.get(LockService).acquire('a');
+    // The lock's node is under the factory's rootPath, on the server the injected provider named.
+    expect(await childrenOf(await connect(), `${rootPath}/a`)).toHaveLength(1);
     await lock.release();
     await application.close();
   });

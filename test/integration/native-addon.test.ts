@@ -5,18 +5,19 @@
  */
 import 'reflect-metadata';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ZkNativeAddonError } from '../../lib/errors.js';
 import { loadAddon } from '../../lib/zookeeper/native-client.js';
+import { BUILT_ADDON, requireBuild } from '../support/native-build.js';
 import { socketsOf } from '../support/proc-sockets.js';
-import { useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 const zk = useZooKeeper();
-const connect = useConnections(zk);
+const connect = useConnections(zk, STEADY_SESSION);
 
 describe('the native addon', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'zk-lock-addon-'));
@@ -68,10 +69,10 @@ describe('the native addon', () => {
   // What an install from the tarball has on linux-x64: no native/build, the prebuilt binary only.
   describe.runIf(process.platform === 'linux' && process.arch === 'x64')('the prebuilt binary (native/prebuilds/linux-x64)', () => {
     const repoNative = join(fileURLToPath(new URL('../..', import.meta.url)), 'native');
-    const built = join(repoNative, 'build', 'Release', 'zk_native.node');
 
     /** A package directory holding only what the tarball ships of native/, with the repository's build as its prebuilt binary. */
     function packaged(name: string, edit?: (manifest: Record<string, unknown>) => void): string {
+      requireBuild(BUILT_ADDON);
       const pkg = join(scratch, name);
       mkdirSync(join(pkg, 'native'), { recursive: true });
       writeFileSync(join(pkg, 'package.json'), '{"name":"nestjs-zk-lock"}');
@@ -87,12 +88,12 @@ describe('the native addon', () => {
       return join(pkg, 'native');
     }
 
-    it.runIf(existsSync(built))('with no local build, the library loads the prebuilt binary', () => {
+    it('with no local build, the library loads the prebuilt binary', () => {
       const addon = loadAddon(packaged('prebuilt-only'));
       expect(typeof addon).toBe('function');
     });
 
-    it.runIf(existsSync(built))('a prebuilt binary for another Node.js ABI is refused with a typed error that names the Node.js it needs', () => {
+    it('a prebuilt binary for another Node.js ABI is refused with a typed error that names the Node.js it needs', () => {
       const nativeDir = packaged('other-abi', (manifest) => {
         manifest.abi = { kind: 'node', modules: 999, node: '99.0.0' };
       });
@@ -101,7 +102,7 @@ describe('the native addon', () => {
       expect(new ZkNativeAddonError(detail as string).message).toMatch(/npm rebuild nestjs-zk-lock/);
     });
 
-    it.runIf(existsSync(built))('a Node-API description is checked by Node-API version only (what the port to node-addon-api will ship)', () => {
+    it('a Node-API description is checked by Node-API version only (what the port to node-addon-api will ship)', () => {
       const fits = loadAddon(packaged('napi-fits', (manifest) => {
         manifest.abi = { kind: 'napi', napi: 8 };
       }));
@@ -112,7 +113,7 @@ describe('the native addon', () => {
       expect(tooNew).toMatch(/it needs Node-API 99, and this Node\.js \S+ has Node-API \d+: use a newer Node\.js/);
     });
 
-    it.runIf(existsSync(built))('a prebuilt binary that needs a newer glibc is refused before it is loaded', () => {
+    it('a prebuilt binary that needs a newer glibc is refused before it is loaded', () => {
       const detail = loadAddon(packaged('new-glibc', (manifest) => {
         manifest.glibc = '9.99';
       }));

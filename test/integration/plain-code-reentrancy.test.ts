@@ -9,7 +9,7 @@ import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitte
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 @Injectable()
 class Reports {
@@ -53,7 +53,7 @@ class InvoiceListener {
 
 describe('plain code outside any request: each callback entry opens a lock context', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const rootPath = uniqueRoot('plain');
   let app: INestApplication;
   let locks: LockService;

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
 import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { childrenOf, countingSessions, eventually, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
 
 type Mode = 'read' | 'write';
-const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
+const sequenceOf = (lock: LockHandle): number => Number((lock as GrantedLock).path.slice(-10));
 
 describe('read/write lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
@@ -45,7 +46,7 @@ describe('read/write lock on a real ZooKeeper', () => {
           const waitTimeoutMs = random() < 0.2 ? 1 + random() * 5 : undefined;
           let lock: GrantedLock;
           try {
-            lock = await client.lock[mode].acquire('doc', { waitTimeoutMs });
+            lock = (await client.lock[mode].acquire('doc', { waitTimeoutMs })) as GrantedLock;
           } catch (error) {
             if (!(error instanceof LockTimeoutError)) throw error;
             timeouts += 1;

@@ -12,20 +12,20 @@ import {
   LockTimeoutError,
   ZkLockModule,
 } from '../../lib/index.js';
-import { childrenOf, queueLength, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { startLockApp } from '../support/lock-app.js';
 
 /** Revocable holders and release requests (Curator's `__REVOKE__` protocol) among our own clients; Curator itself is in test/peers. */
 describe('release requests: revocable holders, requestRelease and forced releases, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
     await Promise.all(closers.splice(0).map((close) => close()));
   });
   const app = async (rootPath: string, layout?: 'curator' | 'kazoo') => {
-    const started = await startLockApp(zk, { rootPath, ...(layout ? { layout } : {}) });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath, ...(layout ? { layout } : {}) });
     closers.push(() => started.application.close());
     return started.locks;
   };
@@ -165,7 +165,7 @@ describe('release requests: revocable holders, requestRelease and forced release
       }
     }
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, sessionTimeoutMs: 1500 })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, ...STEADY_SESSION })],
       providers: [Job],
     }).compile();
     const application = moduleRef.createNestApplication({ logger: false });

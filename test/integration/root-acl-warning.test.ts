@@ -7,15 +7,15 @@ import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { ZkLockModule, type ZkLockModuleOptions } from '../../lib/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
-import { uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 
 describe('the root ACL warning', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   async function start(options: Partial<ZkLockModuleOptions>): Promise<string[]> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 1500, ...options })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, ...options })],
     }).compile();
     const logger = new RecordingLogger();
     const app = moduleRef.createNestApplication({ logger });

@@ -2,19 +2,19 @@
 import { describe, expect, it } from 'vitest';
 import { LockServiceClosedError } from '../../lib/index.js';
 import { startLockApp } from '../support/lock-app.js';
-import { eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 describe('shutdown with callers still queued', () => {
   const zk = useZooKeeper();
 
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   for (const connection of ['its own', 'a supplied'] as const) {
     it(`a waiter still queued when the application shuts down is rejected with LockServiceClosedError (${connection} connection)`, async () => {
       const rootPath = uniqueRoot('shutdown');
-      const holder = await startLockApp(zk, { rootPath, rootAclCheck: 'off' });
+      const holder = await startLockApp(zk, { ...STEADY_SESSION, rootPath, rootAclCheck: 'off' });
       // A supplied connection outlives the application: closing it cannot be what ends the waits.
-      const stopping = await startLockApp(zk, { rootPath, rootAclCheck: 'off', ...(connection === 'a supplied' ? { connection: await connect() } : {}) });
+      const stopping = await startLockApp(zk, { ...STEADY_SESSION, rootPath, rootAclCheck: 'off', ...(connection === 'a supplied' ? { connection: await connect() } : {}) });
       const held = await holder.locks.acquire('report');
       // Waiters in the stopping instance: queued in ZooKeeper and behind it in the cohort queue, one
       // of them with a signal of its own.

@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
-import { childrenOf, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, expireSession } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
 
 describe('simple lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   let proxy: ZkProxy | undefined;
   afterEach(async () => {
     await proxy?.close();

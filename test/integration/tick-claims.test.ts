@@ -3,11 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, type LockEvent, LockService, type ZkConnection, type ZkLockModuleOptions } from '../../lib/index.js';
 import { LockMetrics } from '../../lib/metrics/index.js';
 import { tickRecordPath } from '../../lib/recipes/tick-record.js';
-import { childrenOf, eventually, expireSession, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
 
 describe('tick claims and minimum holds on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const services: LockService[] = [];
   afterEach(async () => {
     for (const service of services.splice(0)) await service.onApplicationShutdown();
@@ -15,7 +15,7 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
 
   async function services2(name: string, options: Partial<ZkLockModuleOptions> = {}): Promise<[LockService, LockService]> {
     const rootPath = uniqueRoot(name);
-    const made = [0, 1].map(() => new LockService({ connectionString: zk.connectString, sessionTimeoutMs: 1500, rootPath, rootAclCheck: 'off', ...options }));
+    const made = [0, 1].map(() => new LockService({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath, rootAclCheck: 'off', ...options }));
     services.push(...made);
     await Promise.all(made.map((service) => service.onModuleInit()));
     return made as [LockService, LockService];

@@ -3,7 +3,8 @@ import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js'
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
-import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';
+import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import { queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually, watchesByPath } from '../support/zk-fixtures.js';
 
 /**
  * A waiter that stops waiting (timed out, aborted) removes its data watch from the server, so that
@@ -12,7 +13,7 @@ import { eventually, queueLength, uniqueRoot, useConnections, useZkProxy, useZoo
  */
 describe('watch removal, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const watchesOn = async (path: string): Promise<number> => (await watchesByPath(zk.connectString)).get(path) ?? 0;
 
   it("an aborted waiter and a timed-out one leave no watch on the node they waited for", async () => {
@@ -61,7 +62,7 @@ describe('watch removal, on a real ZooKeeper', () => {
   it('a waiter that gives up keeps the watch another waiter of its session shares; the last one removes it', async () => {
     const rootPath = uniqueRoot('unwatch-shared');
     const [h, c] = await Promise.all([connect(), connect()]);
-    const writer = await new ReadWriteLock(h, { rootPath }).write.acquire('doc');
+    const writer = (await new ReadWriteLock(h, { rootPath }).write.acquire('doc')) as GrantedLock;
     const readers = new ReadWriteLock(c, { rootPath });
     // Both reads watch the write below them: one watch of c's session on that node.
     const first = readers.read.acquire('doc', { waitTimeoutMs: 1000 });

@@ -4,12 +4,12 @@
  * takes a lock or leads here; our ZooKeeper client only sets up and reads the server.
  */
 import { describe, expect, it } from 'vitest';
-import { eventually, exists, fourLetterTo, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { fourLetterTo, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, exists } from '../support/zk-fixtures.js';
 import { usePeer, type PendingAcquire, type PeerWorker } from '../support/peers.js';
 
 describe('Curator and kazoo peers on one lock or election path', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const curator = usePeer('curator');
   const kazoo = usePeer('kazoo');
 

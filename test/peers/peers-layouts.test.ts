@@ -8,13 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, type LockService, LockReleaseRequestedError, LockTimeoutError } from '../../lib/index.js';
 import { ZkNodeExistsError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 import { startLockApp } from '../support/lock-app.js';
 import { usePeer } from '../support/peers.js';
 
 describe("our curator and kazoo layouts with the real Curator and kazoo on one lock path", () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const curator = usePeer('curator');
   const kazoo = usePeer('kazoo');
   const closers: (() => Promise<void>)[] = [];
@@ -25,7 +25,7 @@ describe("our curator and kazoo layouts with the real Curator and kazoo on one l
   const javaWorker = (name: string) => curator.peer.worker(name, zk.connectString);
   const pythonWorker = (name: string) => kazoo.peer.worker(name, zk.connectString);
   const ours = async (layout: 'curator' | 'kazoo'): Promise<LockService> => {
-    const started = await startLockApp(zk, { layout, rootPath: uniqueRoot('unused') });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, layout, rootPath: uniqueRoot('unused') });
     closers.push(() => started.application.close());
     return started.locks;
   };

@@ -18,13 +18,13 @@ import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
 import { CLI, runCli } from '../support/cli-run.js';
 import { type PeerWorker, usePeer } from '../support/peers.js';
-import { childrenOf, eventually, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 const nameOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 describe('the views of locks held by the real Curator and kazoo', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const curator = usePeer('curator');
   const kazoo = usePeer('kazoo');
 
@@ -128,7 +128,7 @@ describe('the views of locks held by the real Curator and kazoo', () => {
 
   it('LockService.inspect({ zkPath, layout }) reads one Curator lock; the wrong layout is a typed error naming the right one', async () => {
     const { root, connection, expected } = await peersOnPaths();
-    const started = await startLockApp(zk, { rootPath: uniqueRoot('svc') });
+    const started = await startLockApp(zk, { ...STEADY_SESSION, rootPath: uniqueRoot('svc') });
     try {
       const locks: LockService = started.locks;
       const mutex = await locks.inspect('billing', { zkPath: `${root}/mutex`, layout: 'curator' });

@@ -107,8 +107,35 @@ export function timedLine(line: string): TimedLine | undefined {
   return { word, job: job!, instance: instance!, at: Number(at), value: value ?? '' };
 }
 
-/** `<resource> <reason>` of a `skipped <resource> <reason>` line, or undefined for another one. */
+/** A run an instance skipped: of which lock, why, and its own clock when the scheduler called it. */
+export interface SkippedCall {
+  readonly resource: string;
+  readonly reason: string;
+  readonly instance: string;
+  readonly calledAt: number;
+}
+
+/** The fields of a `skipped <resource> <reason> <instance> <called ms>` line, or undefined for another one. */
+export function skippedCall(line: string): SkippedCall | undefined {
+  const [word, resource, reason, instance, calledAt] = line.split(' ');
+  return word === 'skipped' ? { resource: resource!, reason: reason!, instance: instance!, calledAt: Number(calledAt) } : undefined;
+}
+
+/** `<resource> <reason>` of a `skipped <resource> <reason> …` line, or undefined for another one. */
 export function skippedLine(line: string): string | undefined {
   const [word, resource, reason] = line.split(' ');
   return word === 'skipped' ? `${resource} ${reason}` : undefined;
+}
+
+/** A stall an instance measured: its event loop held up from `at` (real ms) for `ms`. */
+export interface Stall {
+  readonly instance: string;
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** The fields of a `stall <instance> <real ms> <ms>` line, or undefined for another one. */
+export function stallLine(line: string): Stall | undefined {
+  const [word, instance, at, ms] = line.split(' ');
+  return word === 'stall' ? { instance: instance!, at: Number(at), ms: Number(ms) } : undefined;
 }

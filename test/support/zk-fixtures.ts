@@ -22,17 +22,18 @@ export interface ZooKeeperFixture {
 
 /**
  * A ZooKeeper for this test file: the one in ZK_CONNECT, or a standalone server started for the file
- * (always its own when `own` is set, for tests that stop or restart it).
+ * (always its own when `own` is set, for tests that stop or restart it; `config`: lines added to
+ * that server's zoo.cfg).
  */
-export function useZooKeeper(options: { own?: boolean } = {}): ZooKeeperFixture {
+export function useZooKeeper(options: { own?: boolean; config?: string[] } = {}): ZooKeeperFixture {
   const fixture: { connectString: string; server: ZkServer | undefined } = { connectString: '', server: undefined };
   beforeAll(async () => {
     const external = process.env.ZK_CONNECT;
-    if (external && !options.own) {
+    if (external && !options.own && !options.config) {
       fixture.connectString = external;
       return;
     }
-    fixture.server = await startZkServer();
+    fixture.server = await startZkServer(options.config ? { extraConfig: options.config } : {});
     fixture.connectString = fixture.server.connectString;
   });
   afterAll(async () => {
@@ -51,15 +52,21 @@ export function useZooKeeper(options: { own?: boolean } = {}): ZooKeeperFixture 
  */
 export const STEADY_SESSION = { sessionTimeoutMs: 4000, leaseMarginMs: 1000 } as const;
 
-/** Connections opened by a test, closed after it (1.5 s sessions unless `options` says otherwise). */
-export function useConnections(fixture: ZooKeeperFixture) {
+/**
+ * Connections opened by a test, closed after it: 1.5 s sessions unless `defaults` (for the file) or
+ * the call's `options` say otherwise. Files not about sessions ending pass STEADY_SESSION.
+ */
+export function useConnections(fixture: ZooKeeperFixture, defaults: Partial<ZkConnectionOptions> = {}) {
   const open = new Set<ZkConnection>();
   afterEach(() => {
     for (const connection of open) connection.close();
     open.clear();
   });
   return async (options: Partial<ZkConnectionOptions> = {}): Promise<ZkConnection> => {
-    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: 1500, ...options });
+    // A call that names its own session timeout does not take the file's lease margin with it.
+    const { leaseMarginMs, ...session } = defaults;
+    const fromFile = options.sessionTimeoutMs === undefined && leaseMarginMs !== undefined ? { ...session, leaseMarginMs } : session;
+    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: 1500, ...fromFile, ...options });
     open.add(connection);
     await connection.connect();
     return connection;

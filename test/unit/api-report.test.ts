@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig, emitDeclarations, ROOT } from '../../scripts/options-table.mjs';
 import { API_ENTRIES, runApiReports } from '../../scripts/api-report.mjs';
+import { linkEntryTypes } from '../../scripts/entry-type-imports.mjs';
 
 /**
  * `npm run api:check` (scripts/api-report.mjs, in `npm test`) compares the public API of each entry
@@ -25,6 +26,7 @@ describe('the API report check', () => {
       mkdirSync(dirname(target), { recursive: true });
       writeFileSync(target, text);
     }
+    linkEntryTypes(dist); // what npm run build does after tsc (scripts/write-esm-entries.mjs)
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -56,6 +58,27 @@ describe('the API report check', () => {
       const changed = runApiReports({ dist, log: () => undefined });
       expect(changed.map(({ entry }) => entry)).toEqual(['nestjs-zk-lock-health']);
       expect(changed[0]!.diff).toMatch(/^- +downWhenSuspended\?: boolean;$/m);
+    } finally {
+      writeFileSync(health, original);
+    }
+  });
+
+  it('has no ae-forgotten-export: every type an entry names is exported by it, or imported from the main entry', () => {
+    for (const { report } of API_ENTRIES) {
+      const text = readFileSync(join(ROOT, 'api', `${report}.api.md`), 'utf8');
+      expect(text.match(/^.*ae-forgotten-export.*$/gm) ?? [], report).toEqual([]);
+    }
+  });
+
+  it('takes the main entry\'s types from it in the subpath entries (without the link, the health entry names LockService it does not export)', () => {
+    const health = join(dist, 'health', 'zk-lock.health.d.ts');
+    const original = readFileSync(health, 'utf8');
+    expect(original).toContain("import { LockService } from 'nestjs-zk-lock';");
+    writeFileSync(health, original.replace("import { LockService } from 'nestjs-zk-lock';", "import { LockService } from '../service/lock.service.js';"));
+    try {
+      const changed = runApiReports({ dist, log: () => undefined });
+      expect(changed.map(({ entry }) => entry)).toEqual(['nestjs-zk-lock-health']);
+      expect(changed[0]!.diff).toContain('(ae-forgotten-export) The symbol "LockService"');
     } finally {
       writeFileSync(health, original);
     }

@@ -1,9 +1,10 @@
 import { type LockLossReason, ZkLockError } from '../../errors.js';
 import { digestId, validateDigest } from '../../zookeeper/zk-acl.js';
 import { checkMs } from '../../shared/durations.js';
-import { ConnectionBase } from '../../zookeeper/connection-base.js';
+import { SessionSlot } from '../../zookeeper/session-slot.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../zookeeper/zk-connection.options.js';
-import type { ZkConnectionLike } from '../../zookeeper/zk-connection-like.js';
+import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../../zookeeper/zk-connection-like.js';
+import type { ZkSessionApi } from '../../zookeeper/zk-session-api.js';
 import { InMemorySession } from './in-memory-session.js';
 import type { ZNodeTree } from './znode-tree.js';
 
@@ -40,17 +41,24 @@ export interface SessionFactory {
  * 'reconnected', 'lost', 'closed'), and the same rule after a lost session: a new one is opened.
  * `expireSession()`, `disconnect()` and `reconnect()` play the faults a real server and network cause.
  */
-export class InMemoryConnection extends ConnectionBase<InMemorySession> implements ZkConnectionLike {
+export class InMemoryConnection implements ZkConnectionLike {
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly digest: string | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** The current session, the state and its listeners. */
+  private readonly slot: SessionSlot<InMemorySession>;
 
-  constructor(
+  /** Made by InMemoryZooKeeper.connect(). @internal */
+  static of(server: SessionFactory, options: InMemoryConnectionOptions = {}): InMemoryConnection {
+    return new InMemoryConnection(server, options);
+  }
+
+  private constructor(
     private readonly server: SessionFactory,
-    options: InMemoryConnectionOptions = {},
+    options: InMemoryConnectionOptions,
   ) {
-    super(server.name);
+    this.slot = new SessionSlot(server.name, (session) => this.shutDown(session));
     this.sessionTimeoutMs = checkMs(options.sessionTimeoutMs, 'sessionTimeoutMs', { minExclusive: true }) ?? DEFAULT_SESSION_TIMEOUT_MS;
     this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
@@ -68,25 +76,50 @@ export class InMemoryConnection extends ConnectionBase<InMemorySession> implemen
 
   /** The in-memory server grants what was asked. */
   get negotiatedSessionTimeoutMs(): number | undefined {
-    return this.current ? this.sessionTimeoutMs : undefined;
+    return this.slot.current ? this.sessionTimeoutMs : undefined;
   }
 
   /** Opens the first session (at once: the in-memory server is always up). */
   connect(): Promise<void> {
-    if (this.closed) return Promise.reject(this.closedError());
-    if (!this.started) {
-      this.started = true;
+    if (this.slot.closed) return Promise.reject(this.slot.closedError());
+    if (!this.slot.started) {
+      this.slot.started = true;
       this.openSession();
     }
     return Promise.resolve();
   }
 
   /** Closing: the tree drops the session's ephemeral nodes, then the session ends for its users. */
-  protected shutDown(session: InMemorySession | undefined): void {
+  /** The state of the current session, or `closed`. */
+  get state(): ConnectionState | 'connecting' {
+    return this.slot.state;
+  }
+
+  /** The current session's id, or undefined before the first connect. */
+  get sessionId(): string | undefined {
+    return this.slot.sessionId;
+  }
+
+  /** Listens to state changes; returns the function that stops listening. */
+  onStateChange(listener: ConnectionStateListener): () => void {
+    return this.slot.onStateChange(listener);
+  }
+
+  /** The current live session, waiting for one while a new one is being opened. @internal */
+  session(signal?: AbortSignal): Promise<ZkSessionApi> {
+    return this.slot.session(signal);
+  }
+
+  /** Ends the session (its ephemeral nodes, so its locks, go at once) and opens no other. */
+  close(): void {
+    this.slot.close();
+  }
+
+  private shutDown(session: InMemorySession | undefined): void {
     clearTimeout(this.expiryTimer);
     if (session && !session.lost.aborted) {
       this.server.tree.closeSession(session.id);
-      this.endClosed(session);
+      this.slot.endClosed(session);
     }
   }
 
@@ -113,7 +146,7 @@ export class InMemoryConnection extends ConnectionBase<InMemorySession> implemen
       this.sessionTimeoutMs,
     );
     this.expiryTimer.unref();
-    this.emit('suspended', session.id);
+    this.slot.emit('suspended', session.id);
   }
 
   /** The connection comes back within the session timeout: same session, everything it held still held. */
@@ -122,26 +155,26 @@ export class InMemoryConnection extends ConnectionBase<InMemorySession> implemen
     if (session.connected) return;
     clearTimeout(this.expiryTimer);
     session.setConnected(true);
-    this.emit('reconnected', session.id);
+    this.slot.emit('reconnected', session.id);
   }
 
   private liveSession(action: string): InMemorySession {
-    const session = this.current;
-    if (!session || session.lost.aborted || this.closed) {
+    const session = this.slot.current;
+    if (!session || session.lost.aborted || this.slot.closed) {
       throw new ZkLockError(`${action}: this in-memory connection has no live session (connect it first; a closed one stays closed).`);
     }
     return session;
   }
 
   private endSession(session: InMemorySession, detail: string, end: LockLossReason): void {
-    if (session.lost.aborted || this.current !== session) return;
+    if (session.lost.aborted || this.slot.current !== session) return;
     clearTimeout(this.expiryTimer);
     this.server.tree.closeSession(session.id);
     session.markLost(detail, end);
-    this.emit('lost', session.id);
+    this.slot.emit('lost', session.id);
     // As ZkConnection: a new session for new work, opened after everyone has heard of the loss.
     queueMicrotask(() => {
-      if (!this.closed) this.openSession();
+      if (!this.slot.closed) this.openSession();
     });
   }
 
@@ -149,8 +182,8 @@ export class InMemoryConnection extends ConnectionBase<InMemorySession> implemen
     const identities = this.digest ? [{ scheme: 'digest', id: digestId(this.digest) }] : [];
     const session = new InMemorySession(this.server.tree, this.server.nextSessionId(), identities, this.sessionTimeoutMs);
     this.server.tree.openSession(session.id);
-    this.current = session;
-    this.wakeSessionWaiters();
-    this.emit('connected', session.id);
+    this.slot.current = session;
+    this.slot.wakeSessionWaiters();
+    this.slot.emit('connected', session.id);
   }
 }

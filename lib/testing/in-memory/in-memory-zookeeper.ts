@@ -58,7 +58,7 @@ export class InMemoryZooKeeper {
 
   /** A new client, not yet connected: give it to ZkLockModule as `connection` (LockService connects it). */
   connect(options: InMemoryConnectionOptions = {}): InMemoryConnection {
-    const connection = new InMemoryConnection(this.server, options);
+    const connection = InMemoryConnection.of(this.server, options);
     this.connections.add(connection);
     return connection;
   }

@@ -1,13 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Cron, Interval } from '@nestjs/schedule';
 import { DistributedLock, Leader, type LeaderHandle, LockService, OnLeadership } from '../../../lib/index.js';
 
 /**
- * When each job's lock was last asked for, by resource (the `requested` event's timestamp: this
- * process's shifted clock, read when the scheduler called the method). main.ts fills it in.
+ * When this call's lock was asked for (the `requested` event's timestamp: this process's shifted
+ * clock, read when the scheduler called the method). main.ts enters it from the event, which is
+ * emitted inside the call: a run's own call, not the job's latest one (a later tick's call can
+ * come while an earlier one still waits for ZooKeeper). The library keeps a call's async context
+ * through its waits (test/integration/native-async-context.test.ts).
  */
-export const calledAt = new Map<string, number>();
+export const calledAt = new AsyncLocalStorage<number>();
 
 /**
  * The scheduled jobs of the tick app, each on its own lock named after the job: every second by
@@ -17,7 +21,7 @@ export const calledAt = new Map<string, number>();
  * clock when the scheduler called the method (which names the cron tick it ran for).
  */
 function ran(job: string): void {
-  print('ran', job, calledAt.get(job) ?? '');
+  print('ran', job, calledAt.getStore() ?? '');
 }
 
 /**

@@ -10,21 +10,30 @@ export interface OwnedSession extends ZkSessionApi {
 }
 
 /**
- * What ZkConnection and the testing kit's InMemoryConnection share: the state and its listeners,
- * the callers waiting for a session, and the closed and started flags. A subclass opens the
- * sessions (sets `current`, wakes the waiters, emits) and says what closing stops (`shutDown`).
+ * What ZkConnection and the testing kit's InMemoryConnection share (each holds one): the state and
+ * its listeners, the callers waiting for a session, and the closed and started flags. The
+ * connection opens the sessions (sets `current`, wakes the waiters, emits) and says what closing
+ * stops (`shutDown`).
  */
-export abstract class ConnectionBase<S extends OwnedSession> {
+export class SessionSlot<S extends OwnedSession> {
   /** The current session: live, or lost while the next one is on its way. */
-  protected current: S | undefined;
-  protected closed = false;
+  current: S | undefined;
+  closed = false;
   /** connect() started: from now on a session is always on its way until close(), and session() waits for it. */
-  protected started = false;
+  started = false;
   private sessionWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectionStateListener>();
 
-  /** @param label names the connection in its errors: the connect string, or the in-memory server's name. */
-  protected constructor(private readonly label: string) {}
+  constructor(
+    /** Names the connection in its errors: the connect string, or the in-memory server's name. */
+    private readonly label: string,
+    /**
+     * Closing, once: stops what the connection runs (timers, handles) and ends `session` with
+     * `endClosed`, in the order the connection needs. Then session() waiters are woken (they fail)
+     * and listeners hear `closed`.
+     */
+    private readonly shutDown: (session: S | undefined) => void,
+  ) {}
 
   /** The state of the current session, or `closed`. */
   get state(): ConnectionState | 'connecting' {
@@ -67,31 +76,24 @@ export abstract class ConnectionBase<S extends OwnedSession> {
     this.emit('closed', session?.id ?? '');
   }
 
-  /**
-   * Closing, once: stops what the subclass runs (timers, handles) and ends `session` with
-   * `endClosed`, in the order the subclass needs. Then session() waiters are woken (they fail) and
-   * listeners hear `closed`.
-   */
-  protected abstract shutDown(session: S | undefined): void;
-
   /** Ends a session because the application closed its connection. */
-  protected endClosed(session: S | undefined): void {
+  endClosed(session: S | undefined): void {
     session?.markLost('the connection was closed by the application', 'closed');
   }
 
-  protected closedError(): ZkConnectionError {
+  closedError(): ZkConnectionError {
     return new ZkConnectionError(this.label, 'the connection was closed');
   }
 
   /** A session was opened, or the connection closed: session() callers look again. */
-  protected wakeSessionWaiters(): void {
+  wakeSessionWaiters(): void {
     const waiters = this.sessionWaiters;
     this.sessionWaiters = new Set();
     for (const wake of waiters) wake();
   }
 
   /** Listeners run after the state has changed; one that throws cannot stop the others or the state machine. */
-  protected emit(state: ConnectionState, sessionId: string): void {
+  emit(state: ConnectionState, sessionId: string): void {
     for (const listener of [...this.listeners]) {
       try {
         listener(state, sessionId);
