@@ -202,6 +202,30 @@ export class ZkTlsError extends ZkConnectionError {
 }
 
 /**
+ * SASL authentication failed, so no session was opened (at start-up, within connectTimeoutMs), or a
+ * session could not authenticate again (its locks are then lost, as on any session loss). `failure`:
+ * - `rejected`: the server refused the credentials (a wrong user, password or principal, or a server
+ *   set up for another mechanism);
+ * - `required`: the server requires SASL (`zookeeper.sessionRequireClientSASLAuth=true` or
+ *   `enforce.auth.schemes=sasl`) and the `sasl` option is not set;
+ * - `client-failed`: this client could not take part (no Kerberos library or credentials, a server
+ *   that could not prove it knows the DIGEST-MD5 password); `detail` says which.
+ * A ZkConnectionError.
+ */
+export class ZkSaslError extends ZkConnectionError {
+  constructor(
+    connectionString: string,
+    readonly failure: 'rejected' | 'required' | 'client-failed',
+    /** The mechanism configured, or undefined (`required`). */
+    readonly mechanism: string | undefined,
+    detail: string,
+    advice: string,
+  ) {
+    super(connectionString, `SASL authentication failed (${failure}: ${detail})`, { advice });
+  }
+}
+
+/**
  * This package's native addon (the ZooKeeper C client bound to Node: the prebuilt binary the package
  * ships for linux-x64 and linux-arm64 with glibc, or a build made by its install script) cannot be used, so no connection to
  * ZooKeeper can be opened. Thrown at the first connect. `detail` says what is missing: no local

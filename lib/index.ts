@@ -54,6 +54,7 @@ export {
   InvalidResourceNameError,
   ZkConnectionError,
   ZkTlsError,
+  ZkSaslError,
   ZkNativeAddonError,
   ZkRollbackError,
   InvalidOptionsError,
@@ -72,6 +73,7 @@ export type { ClientLogLevel } from './zookeeper/native-client.js';
 export type { ConnectionState, ConnectionStateListener } from './zookeeper/zk-connection-like.js';
 export type { ZkConnectionLike } from './zookeeper/zk-connection-like.js';
 export type { ZkTlsOptions } from './zookeeper/zk-tls.options.js';
+export type { ZkSaslOptions, ZkSaslDigestOptions, ZkSaslKerberosOptions } from './zookeeper/zk-sasl.options.js';
 export type { ZkTlsFailure } from './zookeeper/zk-tls-probe.js';
 // Without Nest: the recipes, usable with plain `new` on a ZkConnection.
 export { FairLock } from './recipes/fair-lock.js';

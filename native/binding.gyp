@@ -9,7 +9,10 @@
     # with HAVE_OPENSSL_H against Node's own OpenSSL headers (node-gyp puts <nodedir>/include/node on
     # the include path) and, on purpose, NOT linked with -lssl/-lcrypto: SSL_* stay undefined here
     # and resolve at load time from the OpenSSL the node executable carries and exports.
-    "zk_tls": "<!(node -p \"try { require('./c-client/nestjs-zk-lock-build.json').tls ? 1 : 0 } catch { 0 }\")"
+    "zk_tls": "<!(node -p \"try { require('./c-client/nestjs-zk-lock-build.json').tls ? 1 : 0 } catch { 0 }\")",
+    # 1 when c-client.cjs built the C client with its SASL support (HAVE_CYRUS_SASL_H) against
+    # src/sasl/sasl.h: the addon then carries the SASL client those calls reach (src/nzl_*.c).
+    "zk_sasl": "<!(node -p \"try { require('./c-client/nestjs-zk-lock-build.json').sasl ? 1 : 0 } catch { 0 }\")"
   },
   "targets": [
     {
@@ -26,6 +29,7 @@
       "cflags_cc": ["-O2", "-w", "-fno-exceptions"],
       "conditions": [
         ["zk_tls==1", { "defines": ["HAVE_OPENSSL_H"] }],
+        ["zk_sasl==1", { "defines": ["HAVE_CYRUS_SASL_H"], "include_dirs": ["src"], "sources": ["src/nzl_sasl.c", "src/nzl_gssapi.c", "src/nzl_md5.c"] }],
         [
           "OS==\"mac\"",
           {

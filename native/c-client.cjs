@@ -396,6 +396,49 @@ ${initSsl}`,
   );
 }
 
+// --- SASL: the C client's own SASL support, built against nestjs-zk-lock's SASL client -------------
+//
+// The C client speaks SASL (zk_sasl.c, and zookeeper.c under HAVE_CYRUS_SASL_H: opcode 102 requests
+// before the session counts as connected, other requests held back until authentication completes,
+// authentication again on every reconnect, ZOO_AUTH_FAILED_STATE on failure) through a handful of
+// Cyrus SASL calls. It is built with that support on, against native/src/sasl/sasl.h, whose calls
+// native/src/nzl_sasl.c implements (compiled into the addon by binding.gyp): DIGEST-MD5 with no
+// library at all, GSSAPI on MIT Kerberos loaded at run time only when that mechanism is configured.
+// So the addon never needs libsasl2 (configure's library check is answered through its cache
+// variable; its header check compiles against our header), and a machine with libsasl2-dev
+// installed builds the same addon as one without.
+// patchSasl() adds one entry point: SASL over TLS (upstream has zookeeper_init_ssl and
+// zookeeper_init_sasl, each without the other).
+
+/** The directory holding nestjs-zk-lock's sasl/sasl.h. */
+const SASL_INCLUDE = path.join(__dirname, 'src');
+
+function patchSasl(dir) {
+  const problem = applyEdits(dir, path.join(dir, 'src', 'zookeeper.c'), [
+    [
+      '/**\n * Create a zookeeper handle associated with the given host and port.\n */\nstatic zhandle_t *zookeeper_init_internal(',
+      '/* nestjs-zk-lock (native/c-client.cjs): SASL parameters for the zookeeper_init_ssl that\n' +
+        ' * zoo_nzl_init_ssl_sasl makes on this thread. */\nstatic __thread void *nzl_ssl_sasl_params;\n\n' +
+        '/**\n * Create a zookeeper handle associated with the given host and port.\n */\nstatic zhandle_t *zookeeper_init_internal(',
+    ],
+    [
+      '    if (sasl_params) {\n        zh->sasl_client = zoo_sasl_client_create(',
+      '    if (!sasl_params) sasl_params = nzl_ssl_sasl_params;\n    if (sasl_params) {\n        zh->sasl_client = zoo_sasl_client_create(',
+    ],
+    [
+      '        log_callback_fn log_callback, zoo_sasl_params_t *sasl_params)\n{\n    return zookeeper_init_internal(host, watcher, recv_timeout, clientid, context, flags, log_callback, NULL, sasl_params);\n}\n',
+      '        log_callback_fn log_callback, zoo_sasl_params_t *sasl_params)\n{\n    return zookeeper_init_internal(host, watcher, recv_timeout, clientid, context, flags, log_callback, NULL, sasl_params);\n}\n' +
+        '#ifdef HAVE_OPENSSL_H\n/* nestjs-zk-lock (native/c-client.cjs): zookeeper_init_ssl, with SASL. */\n' +
+        'zhandle_t *zoo_nzl_init_ssl_sasl(const char *host, const char *cert, watcher_fn watcher, int recv_timeout,\n' +
+        '        const clientid_t *clientid, void *context, int flags, zoo_sasl_params_t *sasl_params)\n{\n' +
+        '    zhandle_t *zh;\n    nzl_ssl_sasl_params = sasl_params;\n' +
+        '    zh = zookeeper_init_ssl(host, cert, watcher, recv_timeout, clientid, context, flags);\n' +
+        '    nzl_ssl_sasl_params = NULL;\n    return zh;\n}\n#endif\n',
+    ],
+  ]);
+  if (problem) throw new Error(`${problem}: this version of the C client is not the one nestjs-zk-lock's SASL edits were written for`);
+}
+
 function readStamp(dir) {
   try {
     return JSON.parse(fs.readFileSync(path.join(dir, STAMP), 'utf8'));
@@ -416,7 +459,8 @@ function readStamp(dir) {
  */
 function buildClient(dir, { run, fail, say, nodedir, host }) {
   // A build is reused only when made by this very file from these very sources, for the same host.
-  const recipe = crypto.createHash('sha256').update(fs.readFileSync(__filename)).update(fs.readFileSync(SOURCES)).digest('hex');
+  const recipe = crypto.createHash('sha256').update(fs.readFileSync(__filename)).update(fs.readFileSync(SOURCES))
+    .update(fs.readFileSync(path.join(SASL_INCLUDE, 'sasl', 'sasl.h'))).digest('hex');
   const stamp = readStamp(dir);
   if (fs.existsSync(path.join(dir, '.libs', 'libzookeeper_st.a')) && stamp && stamp.recipe === recipe && stamp.host === host) {
     return { tls: stamp.tls, why: stamp.why };
@@ -427,6 +471,7 @@ function buildClient(dir, { run, fail, say, nodedir, host }) {
   run('extract the C client', 'tar', ['-xzf', SOURCES, '-C', dir, '--strip-components=1', '--no-same-owner']);
   try {
     editClient(dir);
+    patchSasl(dir);
   } catch (error) {
     fail('edit the C client', error.message);
   }
@@ -447,16 +492,17 @@ function buildClient(dir, { run, fail, say, nodedir, host }) {
     '--disable-shared',
     '--with-pic',
     '--without-cppunit',
-    // configure turns Cyrus SASL on by itself when libsasl2-dev is installed, and the addon would then
-    // need libsasl2 at load time: off, so the build is the same on every machine (see docs/operations.md, SASL).
-    '--without-sasl',
-    ...(why ? ['--without-openssl'] : [`CPPFLAGS=-I${sslHeaders}`, '--with-openssl', 'ac_cv_lib_ssl_SSL_CTX_new=yes']),
+    // SASL through nestjs-zk-lock's own client, never libsasl2 (see the SASL comment above).
+    '--with-sasl',
+    'ac_cv_lib_sasl2_sasl_client_init=yes',
+    `CPPFLAGS=${why ? '' : `-I${sslHeaders} `}-I${SASL_INCLUDE}`,
+    ...(why ? ['--without-openssl'] : ['--with-openssl', 'ac_cv_lib_ssl_SSL_CTX_new=yes']),
     '--enable-silent-rules',
     '--quiet',
   ], { cwd: dir });
   run('make the C client', 'make', ['--no-print-directory', '--quiet', 'libzookeeper_st.la'], { cwd: dir });
   if (why) say(`the C client is built without TLS: ${why}. The tls option will be refused.`);
-  fs.writeFileSync(path.join(dir, STAMP), JSON.stringify({ recipe, host, tls: !why, why }) + '\n');
+  fs.writeFileSync(path.join(dir, STAMP), JSON.stringify({ recipe, host, tls: !why, why, sasl: true }) + '\n');
   return { tls: !why, why };
 }
 

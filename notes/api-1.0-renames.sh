@@ -28,7 +28,7 @@ rename() { # old new
   echo "renamed $1 -> $2"
 }
 rename ZkLockConnection ZkConnectionLike   # the interface a LockService's connection has (lib/zookeeper/zk-lock-connection.ts)
-rename HeldLock GrantedLock                # the internal class of a granted lock node (lib/recipes/held-lock.ts)
+rename HeldLock GrantedLock                # the internal class of a granted lock node (lib/recipes/granted-lock.ts)
 rename HeldLockInfo HeldLock               # what heldLock() returns (lib/recipes/lock-handle.ts)
 rename LockKind LockKindOptions            # the { mode, permits } options pair (lib/recipes/lock-kind.ts)
 

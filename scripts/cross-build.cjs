@@ -44,7 +44,11 @@ function run(what, command, args, options = {}) {
 
 /** A hash of what the build is made from: the files, and the Node.js whose headers it is compiled against. */
 function recipe() {
-  const src = fs.readdirSync(path.join(native, 'src')).sort().map((file) => path.join(native, 'src', file));
+  const src = fs
+    .readdirSync(path.join(native, 'src'), { recursive: true })
+    .sort()
+    .map((file) => path.join(native, 'src', file))
+    .filter((file) => fs.statSync(file).isFile()); // src/sasl/sasl.h is in a directory
   const hash = crypto.createHash('sha256').update(`${HOST} node ${process.versions.node}\n`);
   for (const file of [path.join(native, 'binding.gyp'), path.join(native, 'c-client.cjs'), SOURCES, __filename, ...src]) {
     hash.update(`${path.relative(native, file)}\n`).update(fs.readFileSync(file));

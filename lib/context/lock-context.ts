@@ -10,7 +10,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { IncompatibleLockError, LockLostError, LockNotHeldError, LockUpgradeError } from '../errors.js';
-import type { GrantedLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/granted-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { GrantedLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/granted-lock.js';
 import type { RecipeSet } from '../recipes/recipe-set.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRequest } from './lock-request.js';

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { LockAbortedError, LockServiceClosedError, ZkConnectionError } from '../errors.js';
-import type { GrantedLock } from '../recipes/held-lock.js';
+import type { GrantedLock } from '../recipes/granted-lock.js';
 
 /** The reason the waits still queued at shutdown are stopped with. */
 const SHUTTING_DOWN = Symbol('the application is shutting down');

@@ -21,7 +21,7 @@ export class NodeRemover {
   }
 
   /**
-   * Deletes a held lock's node: 'deleted' once confirmed (or found gone: a retried delete whose first
+   * Deletes a held lock's node: 'released' once confirmed (or found gone: a retried delete whose first
    * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
    * node, possibly long ago, and the holder was no longer the holder.
    *
@@ -31,7 +31,7 @@ export class NodeRemover {
    * hears one event, not two. A refusal for another reason applied nothing: it is thrown, and the
    * node stays until the session ends.
    */
-  async removeHeld(session: ZkSessionApi, path: string, grantByWrite = false): Promise<'deleted' | 'session-lost'> {
+  async removeHeld(session: ZkSessionApi, path: string, grantByWrite = false): Promise<'released' | 'session-lost'> {
     try {
       await untilAnswered(session, undefined, () =>
         grantByWrite
@@ -41,9 +41,9 @@ export class NodeRemover {
             ])
           : session.delete(path),
       );
-      return 'deleted';
+      return 'released';
     } catch (error) {
-      if (error instanceof ZkNoNodeError) return 'deleted';
+      if (error instanceof ZkNoNodeError) return 'released';
       if (error instanceof ZkSessionLostError) return 'session-lost';
       throw error;
     }

@@ -1,6 +1,6 @@
 /**
  * The queue internals (Curator's LockInternals), as one waiter's state machine: one acquire in the
- * queue, from its session to a grant, null (tryOnly) or an error, told to its sink. It creates its
+ * queue, from its session to a grant, null (noWait) or an error, told to its sink. It creates its
  * node (the protected create), lists the queue, asks the driver (placeIn), watches whom the driver
  * says, lists again when that changes, checks the grant (checkGrant), and removes its node on every
  * way out that is not a grant. Its WaiterHost lends it what the waiters of one client share.
@@ -35,7 +35,7 @@ import type { QueueGrant, QueueSink, WaiterSpec } from './queue.types.js';
  * Queues an entry in `spec.parent` and waits for its turn, telling `sink` once how it ended. A
  * session lost while waiting only means the node died with it: the entry queues again in the next
  * session (a downgrade read, `spec.under` a write, fails instead). `stop` ends the wait, its node
- * removed (or the removal scheduled when disconnected); `tryOnly` gives up at once (null) when the
+ * removed (or the removal scheduled when disconnected); `noWait` gives up at once (null) when the
  * lock is taken. A sink, not a promise: a waiting acquire is one QueueWaiter and the caller's
  * promise, not a chain of suspended async calls.
  */
@@ -82,7 +82,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   readonly driver: LockDriver;
   readonly data: Buffer;
   readonly stop: AbortSignal;
-  private readonly tryOnly: boolean;
+  private readonly noWait: boolean;
   /** A downgrade read queues in its write's session only: that session's end fails the acquire. */
   private readonly writeSession: ZkSessionApi | undefined;
   /** The token of the write a downgrade read is taken under, which the read carries. */
@@ -98,7 +98,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     this.driver = spec.driver;
     this.data = spec.data;
     this.stop = spec.stop;
-    this.tryOnly = spec.tryOnly;
+    this.noWait = spec.noWait;
     this.writeSession = spec.under?.session;
     this.inheritedToken = spec.under?.fencingToken;
     this.session = undefined;
@@ -194,7 +194,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     };
   }
 
-  /** One attempt in one session, from `resume` to a grant, null (tryOnly), or a wait (WATCHING). */
+  /** One attempt in one session, from `resume` to a grant, null (noWait), or a wait (WATCHING). */
   private async attempt(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
     const { parent, host } = this;
     let list: ChildList | undefined = resume === FRESH ? await this.enqueue(session) : await readChildren(session, parent, this.stop);
@@ -211,7 +211,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
         if (place.wakeNext) host.poke(session, path, this.data);
         return this.grant(session, resume === RELIST || place.successors);
       }
-      if (this.tryOnly) {
+      if (this.noWait) {
         this.mine = undefined;
         this.createSent = false;
         await host.remover.remove(session, path);

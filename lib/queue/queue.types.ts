@@ -44,7 +44,7 @@ export interface UnderWrite {
 
 /** Told once how an acquire ended. */
 export interface QueueSink {
-  /** The grant; null only for `tryOnly`. */
+  /** The grant; null only for `noWait`. */
   granted(grant: QueueGrant | null): void;
   failed(error: unknown): void;
 }
@@ -60,7 +60,7 @@ export interface WaiterSpec {
   /** Ends the wait: the node is removed (or its removal scheduled when disconnected). */
   readonly stop: AbortSignal;
   /** Give up at once (null) when the lock is taken. */
-  readonly tryOnly: boolean;
+  readonly noWait: boolean;
   /** A downgrade read: queued only in the write's session, carrying the write's token. */
   readonly under?: UnderWrite;
 }

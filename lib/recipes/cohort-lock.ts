@@ -2,7 +2,7 @@ import { InvalidOptionsError, shown } from '../errors.js';
 import { busy, Cohort } from './cohort.js';
 import { FairLock } from './fair-lock.js';
 import type { LockHandle } from './lock-handle.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRecipe, LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { checkMs } from '../shared/durations.js';

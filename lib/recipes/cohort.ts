@@ -1,5 +1,5 @@
 import { LockLostError, LockTimeoutError } from '../errors.js';
-import { GrantedLock, type NodeReleaser } from './held-lock.js';
+import { GrantedLock, type NodeReleaser } from './granted-lock.js';
 import type { LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
@@ -182,7 +182,7 @@ export class Cohort implements NodeReleaser {
    * NodeReleaser, for the local holder's handle: its node is the cohort's current one, or was lost.
    * Whether a release to ZooKeeper hands the lock on is the node's own grant's to say.
    */
-  removeHeld(session: ZkSessionApi, path: string): Promise<'deleted' | 'session-lost'> {
+  removeHeld(session: ZkSessionApi, path: string): Promise<'released' | 'session-lost'> {
     const node = this.node;
     if (!node || node.path !== path || node.session !== session) return Promise.resolve('session-lost');
     return this.passOn(node);
@@ -201,7 +201,7 @@ export class Cohort implements NodeReleaser {
    * grant has served as many holders as its tokens can count, or the connection is down. Then the
    * node is deleted.
    */
-  private async passOn(node: GrantedLock): Promise<'deleted' | 'session-lost'> {
+  private async passOn(node: GrantedLock): Promise<'released' | 'session-lost'> {
     if (node !== this.node || !node.isHeld()) return 'session-lost';
     // While the connection is down, the session may already have ended on the server (a process
     // resumed from a pause learns it only when it reads its socket): a local handoff would then grant
@@ -211,7 +211,7 @@ export class Cohort implements NodeReleaser {
       if (this.handoffs < this.settings.maxHandoffs && performance.now() - this.windowStart < this.settings.maxHoldMs) {
         this.handoffs++;
         this.grantTo(this.dequeue()!, node);
-        return 'deleted';
+        return 'released';
       }
       const othersWait = await this.othersWaiting(node);
       if (node !== this.node || !node.isHeld()) return 'session-lost';
@@ -220,7 +220,7 @@ export class Cohort implements NodeReleaser {
         this.handoffs = 1;
         this.windowStart = performance.now();
         this.grantTo(next, node);
-        return 'deleted';
+        return 'released';
       }
     }
     this.node = undefined;
@@ -229,7 +229,7 @@ export class Cohort implements NodeReleaser {
     this.pump(); // whoever still waits here queues again, behind everyone already in ZooKeeper
     try {
       await node.release();
-      return 'deleted';
+      return 'released';
     } catch (error) {
       if (error instanceof LockLostError) return 'session-lost';
       throw error;

@@ -1,7 +1,7 @@
 import { exclusiveDriver } from '../queue/lock-driver.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import { QueueLock } from './queue-lock.js';
 import type { LockRecipe, RecipeAcquireOptions, RecipeOptions, RecipeRuntime } from './recipe-runtime.js';

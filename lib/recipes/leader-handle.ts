@@ -1,5 +1,5 @@
 import { LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import type { HeldLock } from './lock-handle.js';
 
 /**

@@ -28,7 +28,7 @@ import type { CreateProgress, ProtectedNode } from '../queue/protected-create.js
 import type { QueueGrant } from '../queue/queue.types.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
 import { curatorMutexDriver, kazooLockDriver } from '../queue/foreign-drivers.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import type { LockTaker, RecipeAcquireOptions, RecipeRuntime } from './recipe-runtime.js';
 
 /** Leases and their parents persist until removed, as both clients leave them. */
@@ -117,7 +117,7 @@ export class LeasePool implements LockTaker {
   /** The guard lock, as a raw grant (null: busy and `noWait`). */
   private acquireGuard(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
     return new Promise((granted, failed) => {
-      waitInQueue(this.runtime.waiters, { parent: this.pool.guardPath(path), driver: this.pool.guard, data, stop, tryOnly: noWait }, { granted, failed });
+      waitInQueue(this.runtime.waiters, { parent: this.pool.guardPath(path), driver: this.pool.guard, data, stop, noWait }, { granted, failed });
     });
   }
 

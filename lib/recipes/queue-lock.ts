@@ -1,4 +1,4 @@
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
@@ -60,7 +60,7 @@ export class QueueLock implements LockRecipe, LockTaker {
     return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) =>
       waitInQueue(
         runtime.waiters,
-        { parent: parent ?? runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, tryOnly: noWait, under },
+        { parent: parent ?? runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, noWait, under },
         sink,
       ),
     );

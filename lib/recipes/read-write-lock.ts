@@ -1,6 +1,6 @@
 import { InvalidOptionsError, LockLostError } from '../errors.js';
 import { ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import { GrantedLock } from './held-lock.js';
+import { GrantedLock } from './granted-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';

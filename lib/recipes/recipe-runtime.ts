@@ -2,7 +2,7 @@ import { InvalidOptionsError, InvalidResourceNameError, LockTimeoutError } from 
 import { encodeResource, validateRootPath, validateZkPath } from '../zookeeper/paths.js';
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import { validateTokenEpoch } from '../queue/fencing-token.js';
-import { GrantedLock } from './held-lock.js';
+import { GrantedLock } from './granted-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import { LockParents } from '../queue/lock-parents.js';
 import { ProtectedCreate } from '../queue/protected-create.js';

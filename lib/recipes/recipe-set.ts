@@ -1,9 +1,9 @@
 import { type LockKindOptions, validatePermits } from './lock-kind.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import { type InspectOptions, inspectLock } from './inspect.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
-import { digestId, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
+import { type ClientIdentity, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
 import { QueueLock } from './queue-lock.js';
 import { DowngradeLock } from './read-write-lock.js';
 import { exclusiveDriver, readDriver, revocableExclusiveDriver, revocableWriteDriver, semaphoreDriver, writeDriver } from '../queue/lock-driver.js';
@@ -167,19 +167,19 @@ export class RecipeSet {
    * Checks who may create or delete lock nodes under rootPath. A missing rootPath is created now,
    * with the configured ACL. Returns what is wrong, or undefined.
    */
-  async rootAclProblem(ownerDigest: string | undefined): Promise<string | undefined> {
+  async rootAclProblem(owner: ClientIdentity): Promise<string | undefined> {
     const { rootPath } = this.runtime;
     const session = await this.runtime.sessions.session();
     await this.runtime.parents.ensureRoot(session, AbortSignal.timeout(this.runtime.connectWaitMs));
     const current = await session.getAcl(rootPath);
-    const strangers = strangersWhoMayWrite(current, ownerDigest && digestId(ownerDigest));
+    const strangers = strangersWhoMayWrite(current, owner);
     if (strangers.length === 0) return undefined;
     const who = strangers.map((entry) => `${entry.scheme}:${entry.id}`).join(', ');
     return (
       `the ACL of rootPath ${rootPath} lets ${who} create or delete nodes there, so any such client can ` +
-      (ownerDigest
-        ? 'take or break locks; set its ACL to the digest identity (setAcl), or use a new rootPath, which is created protected'
-        : 'take or break locks; set the digest option so that lock paths are created protected (a new rootPath, or fix the ACL of this one)')
+      (owner.digest || owner.saslNames
+        ? 'take or break locks; set its ACL to this client\'s identity (setAcl), or use a new rootPath, which is created protected'
+        : 'take or break locks; set the digest or sasl option so that lock paths are created protected (a new rootPath, or fix the ACL of this one)')
     );
   }
 

@@ -1,6 +1,6 @@
 import { QueueConflictError, ZkNoNodeError, ZkNotEmptyError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import type { GrantedLock } from './held-lock.js';
+import type { GrantedLock } from './granted-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';

@@ -41,7 +41,7 @@ import type { InspectOptions } from '../recipes/inspect.js';
 import type { LockInspection } from '../recipes/lock-inspection.js';
 import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
 import { RecipeSet } from '../recipes/recipe-set.js';
-import { ownerAcl } from '../zookeeper/zk-acl.js';
+import { type ClientIdentity, ownerAcl } from '../zookeeper/zk-acl.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 import { ZkConnection } from '../zookeeper/zk-connection.js';
@@ -103,10 +103,9 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
       throw new InvalidOptionsError('tracing', `must be true or false (false: no spans even with @opentelemetry/api installed), got ${shown(options.tracing)}`);
     }
     this.events = new LockEvents(LockTracing.create(options.tracing));
-    const digest = this.connection.digest;
     this.recipes = new RecipeSet(this.connection, {
       rootPath: options.rootPath,
-      acl: options.acl ?? (digest ? ownerAcl(digest) : undefined),
+      acl: options.acl ?? ownerAcl(this.identity),
       connectWaitMs: this.connection.connectTimeoutMs,
       tokenEpoch: options.tokenEpoch,
       cohort: options.cohort,
@@ -132,6 +131,11 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     this.detach.push(forgetState);
   }
 
+  /** Who the connection authenticates as, for ACLs. */
+  private get identity(): ClientIdentity {
+    return { digest: this.connection.digest, saslNames: this.connection.sasl?.names };
+  }
+
   /**
    * Connects to ZooKeeper (start-up fails with ZkConnectionError when it cannot), then checks the
    * ACL of rootPath (see rootAclCheck).
@@ -139,13 +143,13 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   async onModuleInit(): Promise<void> {
     await this.connection.connect();
     if (this.rootAclCheck === 'off') return;
-    const problem = await this.recipes.rootAclProblem(this.connection.digest);
+    const problem = await this.recipes.rootAclProblem(this.identity);
     if (!problem) return;
     if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
-    // Without a digest identity nothing can be protected: an open rootPath is what such a setup
-    // looks like, not a fault, and a warning at every start would teach users to ignore warnings.
-    // With one, the user asked for protection and did not get it: that is worth a warning.
-    if (this.connection.digest === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
+    // Without an identity (digest or SASL) nothing can be protected: an open rootPath is what such
+    // a setup looks like, not a fault, and a warning at every start would teach users to ignore
+    // warnings. With one, the user asked for protection and did not get it: that is worth a warning.
+    if (this.connection.digest === undefined && this.connection.sasl === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
     else this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
   }
 

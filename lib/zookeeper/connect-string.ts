@@ -109,40 +109,42 @@ export function reachedAs(resolved: ResolvedHosts, host: string, port: number): 
  * reconnect: a slow or unreachable DNS server then stalls the whole process, timers included, and
  * with them the lease that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
  * for each new session. Addresses stay as they are; the chroot stays at the end. Each address keeps
- * the name it came from, for TLS host-name checks.
+ * the name it came from, for TLS host-name checks; `names`, when given, learns it too, by address
+ * (Kerberos names servers by name).
  * @throws Error (ENOTFOUND and the like) when a name does not resolve.
  */
-export async function resolveHosts(connectionString: string): Promise<ResolvedHosts> {
+export async function resolveHosts(connectionString: string, names?: Map<string, string>): Promise<ResolvedHosts> {
   const { hosts, chroot } = parseConnectString(connectionString);
   const found = await Promise.all(
     hosts.map(async ({ host, port }) => {
       if (isIP(host)) return [{ address: host, port, name: undefined }];
       const addresses = await lookup(host, { all: true });
+      for (const { address } of addresses) names?.set(address, host);
       return addresses.map(({ address }) => ({ address, port, name: host }));
     }),
   );
   const entries = new Map<string, string | undefined>();
-  const names: ResolvedName[] = [];
+  const named: ResolvedName[] = [];
   for (const { address, port, name } of found.flat()) {
     // The C client splits an entry at its last colon and gives getaddrinfo what comes before:
     // IPv6 addresses go to it without brackets (`::1:2181`).
     const entry = `${address}:${port}`;
     if (entries.has(entry)) continue; // the first of the names that share an address is expected
     entries.set(entry, name);
-    if (name !== undefined) names.push({ address, port, name });
+    if (name !== undefined) named.push({ address, port, name });
   }
-  return { connect: formatConnectString([...entries.keys()], chroot), names };
+  return { connect: formatConnectString([...entries.keys()], chroot), names: named };
 }
 
 /** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
-export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number): Promise<ResolvedHosts> {
+export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number, names?: Map<string, string>): Promise<ResolvedHosts> {
   const aborted = new Promise<never>((_, reject) => {
     const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
   try {
-    return await Promise.race([resolveHosts(connectionString), aborted]);
+    return await Promise.race([resolveHosts(connectionString, names), aborted]);
   } catch (error) {
     if (error instanceof ZkConnectionError) throw error;
     const code = (error as { code?: string; hostname?: string }).code ?? String(error);

@@ -121,12 +121,20 @@ export class EnsembleTracker {
     this.observersOnly ??= this.hosts.every((entry) => addresses.observers.includes(entry));
     const hosts = this.observersOnly ? addresses.observers : addresses.hosts;
     if (hosts.length === 0 || sameHosts(hosts, this.hosts)) return;
-    this.members = hosts;
-    this.generation++;
-    this.resolveAgain();
+    // Taken only once its names resolve here: names clients cannot resolve would leave the
+    // connection unable to open a new session.
+    const generation = ++this.generation;
+    resolveHosts(hosts.join(',') + this.chroot).then(
+      (resolved) => {
+        if (generation !== this.generation) return;
+        this.members = hosts;
+        this.connection.useAddresses(resolved);
+      },
+      () => undefined, // kept as it was; the next change of the config tries again
+    );
   }
 
-  /** Looks the member list up and gives the addresses to the connection (which ignores an unchanged list). */
+  /** Looks the member list up again and gives the addresses to the connection (which ignores an unchanged list). */
   private resolveAgain(): void {
     const generation = this.generation;
     resolveHosts(this.connectString).then(

@@ -164,6 +164,8 @@ export interface NativeConfig {
   tls_names?: { address: string; port: number; name: string }[];
   /** TLS: true to accept a certificate for any name (tls.verifyHostname: false). */
   tls_any_name?: boolean;
+  /** SASL: { mechanism, user, service, password?, keytab?, host? | host_map? } (see zk-sasl.options.ts nativeSasl). */
+  sasl?: Record<string, string>;
 }
 
 interface NativeModule {

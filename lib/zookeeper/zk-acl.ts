@@ -25,15 +25,31 @@ export function digestId(credential: string): string {
   return `${user}:${createHash('sha1').update(credential).digest('base64')}`;
 }
 
-/** All rights for the digest identity, read for everyone: what lock paths get when `digest` is set. */
-export function ownerAcl(credential: string): ZkAcl[] {
-  return [
-    { scheme: 'digest', id: digestId(credential), perms: ZK_PERMS.ALL },
-    { scheme: 'world', id: 'anyone', perms: ZK_PERMS.READ },
-  ];
+/** Who this client is to ZooKeeper's ACLs: its digest credential, and the names its SASL identity may have. */
+export interface ClientIdentity {
+  readonly digest?: string | undefined;
+  /** The SASL identity's possible names (the server's own settings decide which; see CheckedSasl.names). */
+  readonly saslNames?: readonly string[] | undefined;
 }
 
-/** The entries of an ACL that let someone other than `owner` create or delete children. */
-export function strangersWhoMayWrite(acl: readonly ZkAcl[], owner: string | undefined): ZkAcl[] {
-  return acl.filter((entry) => (entry.perms & (ZK_PERMS.CREATE | ZK_PERMS.DELETE)) !== 0 && !(entry.scheme === 'digest' && entry.id === owner));
+/**
+ * All rights for this client's identities, read for everyone: what lock paths get when `digest` or
+ * `sasl` is set; undefined (open) with neither. With SASL, the entry is ZooKeeper's `auth` scheme,
+ * which the server replaces with every identity the session authenticated as (`sasl:<name>` as the
+ * server names it, whatever its kerberos.removeHostFromPrincipal/removeRealmFromPrincipal, and
+ * `digest:<user>:<hash>` with `digest`), so that the ACL names exactly who created the node.
+ */
+export function ownerAcl(identity: ClientIdentity): ZkAcl[] | undefined {
+  const everyoneReads = { scheme: 'world', id: 'anyone', perms: ZK_PERMS.READ };
+  if (identity.saslNames) return [{ scheme: 'auth', id: '', perms: ZK_PERMS.ALL }, everyoneReads];
+  if (identity.digest) return [{ scheme: 'digest', id: digestId(identity.digest), perms: ZK_PERMS.ALL }, everyoneReads];
+  return undefined;
+}
+
+/** The entries of an ACL that let someone other than this client create or delete children. */
+export function strangersWhoMayWrite(acl: readonly ZkAcl[], owner: ClientIdentity): ZkAcl[] {
+  const digest = owner.digest && digestId(owner.digest);
+  const ours = (entry: ZkAcl): boolean =>
+    (entry.scheme === 'digest' && entry.id === digest) || (entry.scheme === 'sasl' && (owner.saslNames ?? []).includes(entry.id));
+  return acl.filter((entry) => (entry.perms & (ZK_PERMS.CREATE | ZK_PERMS.DELETE)) !== 0 && !ours(entry));
 }

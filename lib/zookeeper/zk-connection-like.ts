@@ -32,6 +32,11 @@ export interface ZkConnectionLike {
   readonly tls: boolean;
   /** The digest credential `user:password` added to every session, if any. */
   readonly digest: string | undefined;
+  /**
+   * The SASL mechanism every session authenticates with, and the names the servers may give that
+   * identity in `sasl` ACLs; undefined without SASL (and in memory).
+   */
+  readonly sasl?: { readonly mechanism: string; readonly names: readonly string[] } | undefined;
   /** The state of the current session, or `closed`. */
   readonly state: ConnectionState | 'connecting';
   /** The current session's id (hex), or undefined before the first connect. */

@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
 import type { ClientLogLevel } from './native-client.js';
+import type { ZkSaslOptions } from './zk-sasl.options.js';
 import type { ZkTlsOptions } from './zk-tls.options.js';
 
 /** Options of one ZooKeeper connection. */
@@ -66,6 +67,18 @@ export interface ZkConnectionOptions {
    * @default undefined (plain TCP)
    */
   tls?: ZkTlsOptions;
+  /**
+   * SASL authentication: `{ mechanism: 'DIGEST-MD5', username, password }` (a user of the servers'
+   * JAAS Server section) or `{ mechanism: 'GSSAPI', principal, keytab?, serviceName?, serviceHost? }`
+   * (Kerberos, with the machine's MIT Kerberos library). Done before the session counts as
+   * connected, and again on every reconnect and new session. With it, the lock paths this library
+   * creates get an ACL that lets only this identity (and `digest`'s, when both are set) create and
+   * delete lock nodes (everyone may read). Start-up fails with ZkSaslError, within
+   * connectTimeoutMs, when the server refuses the credentials, or, without this option, when the
+   * server requires SASL.
+   * @default undefined (no SASL)
+   */
+  sasl?: ZkSaslOptions;
   /**
    * Follow the ensemble's own member list: watch `/zookeeper/config` (one watch per session) and,
    * when members are added or removed (dynamic reconfiguration, ZooKeeper 3.5+), move the session to

@@ -1,4 +1,4 @@
-import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkTlsError } from '../errors.js';
+import { InvalidOptionsError, type LockLossReason, ZkConnectionError, ZkNativeAddonError, ZkSaslError, ZkTlsError } from '../errors.js';
 import { checkMs } from '../shared/durations.js';
 import { CLIENT_LOG_LEVELS, type ClientLogLevel, loadNativeModule, type NativeClient, SOCKET_DROPPED_STATE } from './native-client.js';
 import { SessionSlot } from './session-slot.js';
@@ -13,6 +13,8 @@ import { describeClose } from './zk-errors.js';
 import { ZkSession } from './zk-session.js';
 import { ZxidWatermark } from './zxid-watermark.js';
 import { type CheckedTls, checkTls } from './zk-tls.options.js';
+import { type CheckedSasl, checkSasl, nativeSasl } from './zk-sasl.options.js';
+import { type SaslFailure, saslError, saslRequiredError, SESSION_REQUIRES_SASL } from './zk-sasl-failure.js';
 import { tlsFailureOf } from './zk-tls-probe.js';
 import {
   checkLeaseMargin,
@@ -44,6 +46,14 @@ export class ZkConnection implements ZkConnectionLike {
   readonly digest: string | undefined;
   /** The TLS files, checked (undefined: plain TCP). */
   private readonly tlsFiles: CheckedTls | undefined;
+  /** The SASL option, checked (undefined: no SASL). */
+  private readonly saslOptions: CheckedSasl | undefined;
+  /** The name each server address was looked up from (GSSAPI names servers by name). */
+  private readonly hostNames = new Map<string, string>();
+  /** While the first connect waits: fails it (a SASL failure needs no retry to be told). */
+  private failStart: ((error: ZkSaslError) => void) | undefined;
+  /** The answer to the first session's first request, without SASL (see saslNotRequired). */
+  private saslProbe: Promise<number> | undefined;
   private client: NativeClient | undefined;
   /** Outlives sessions: a restored server is met by a new session (see ZxidWatermark). */
   private readonly watermark = new ZxidWatermark();
@@ -72,6 +82,7 @@ export class ZkConnection implements ZkConnectionLike {
     this.clientLogLevel = options.clientLogLevel ?? 'off';
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
     this.tlsFiles = checkTls(options.tls);
+    this.saslOptions = checkSasl(options.sasl);
     const connection = this;
     this.tracker = new EnsembleTracker(
       connectionString,
@@ -97,6 +108,11 @@ export class ZkConnection implements ZkConnectionLike {
   /** Whether the connection uses TLS (the `tls` option). */
   get tls(): boolean {
     return this.tlsFiles !== undefined;
+  }
+
+  /** The SASL mechanism and the names the servers may give this identity in `sasl` ACLs (the `sasl` option), or undefined. */
+  get sasl(): { readonly mechanism: string; readonly names: readonly string[] } | undefined {
+    return this.saslOptions && { mechanism: this.saslOptions.mechanism, names: this.saslOptions.names };
   }
 
   /** Negotiated session timeout of the current session, in ms. */
@@ -173,7 +189,7 @@ export class ZkConnection implements ZkConnectionLike {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.connectTimeoutMs);
     try {
-      this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs);
+      this.resolved = await lookUpWithin(this.connectionString, timeout.signal, this.connectTimeoutMs, this.hostNames);
       if (this.slot.closed) throw this.slot.closedError();
       this.client = this.openHandle();
       this.slot.started = true;
@@ -186,8 +202,9 @@ export class ZkConnection implements ZkConnectionLike {
     // tells a misconfiguration (or a TLS port reached without tls) from a slow server, in time.
     const probes = new AbortController();
     const tlsFailure = tlsFailureOf(this.connectionString, this.resolved, this.tlsFiles, this.connectTimeoutMs, probes.signal);
+    const saslFailure = new Promise<never>((_, reject) => (this.failStart = reject));
     try {
-      const session = await Promise.race([this.session(timeout.signal), tlsFailure]);
+      const session = await Promise.race([this.session(timeout.signal).then((opened) => this.saslNotRequired(opened as ZkSession, timeout.signal)), tlsFailure, saslFailure]);
       const refused = grantedLeaseError(this.leaseMarginMs, (session as ZkSession).timeoutMs, this.sessionTimeoutMs);
       if (refused) {
         this.close();
@@ -200,12 +217,43 @@ export class ZkConnection implements ZkConnectionLike {
       client?.close();
       this.connecting = undefined;
       this.slot.started = false;
-      if (error instanceof ZkTlsError) throw error;
-      throw new ZkConnectionError(this.connectionString, `no server answered within ${this.connectTimeoutMs} ms`);
+      if (error instanceof ZkTlsError || error instanceof ZkSaslError) throw error;
+      throw new ZkConnectionError(
+        this.connectionString,
+        `no server answered within ${this.connectTimeoutMs} ms` +
+          (this.saslOptions ? ' (with SASL: a server with no JAAS Server section drops the connection at the first SASL message)' : ''),
+      );
     } finally {
       clearTimeout(timer);
       probes.abort();
+      this.failStart = undefined;
+      this.saslProbe = undefined;
     }
+  }
+
+  /**
+   * Without SASL, a server that requires it still opens the session, and answers the first request
+   * with ZSESSIONCLOSEDREQUIRESASLAUTH, then drops the connection (and every request after it): the
+   * first session's first request is an exists (it needs no permission), sent as it connects (see
+   * probeSaslRequired), so that start-up fails instead of the first lock.
+   */
+  private async saslNotRequired(session: ZkSession, signal: AbortSignal): Promise<ZkSession> {
+    if (!this.saslProbe) return session;
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+    if ((await Promise.race([this.saslProbe, aborted])) === SESSION_REQUIRES_SASL) throw saslRequiredError(this.connectionString);
+    return session;
+  }
+
+  /** The first session without SASL just connected: its first request asks whether the server requires SASL. */
+  private probeSaslRequired(client: NativeClient): void {
+    if (this.saslOptions || !this.failStart || this.saslProbe) return;
+    this.saslProbe = new Promise<number>((answered) => {
+      try {
+        if (client.native.a_exists('/', false, (rc) => answered(rc)) !== 0) answered(0);
+      } catch {
+        answered(0);
+      }
+    });
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
@@ -227,11 +275,13 @@ export class ZkConnection implements ZkConnectionLike {
       response_counter_limit: NEVER_GIVE_UP,
       // zookeeper_init_ssl's "ca,cert,key,passphrase" (checked: no commas in the parts).
       ...(this.tlsFiles && { cert: this.tlsFiles.initString, tls_names: [...this.resolved.names], tls_any_name: !this.tlsFiles.verifyHostname }),
+      ...(this.saslOptions && { sasl: nativeSasl(this.saslOptions, this.hostNames) }),
     };
     const client = new Native(config);
     let session: ZkSession | undefined = resume?.session;
     client.on('connect', () => {
       if (this.client !== client) return;
+      this.probeSaslRequired(client);
       this.tracker.connected(client);
       if (!session) {
         const timeoutMs = client.native.timeout;
@@ -256,8 +306,11 @@ export class ZkConnection implements ZkConnectionLike {
       if (this.client !== client || !session || !session.connected) return;
       this.suspend(session);
     });
+    let saslFailure: SaslFailure | undefined;
+    client.on('sasl_failed', (_handle: unknown, failure: SaslFailure) => (saslFailure = failure));
     client.on('close', (_client: unknown, code: number) => {
       if (this.client !== client) return; // closed on purpose
+      if (saslFailure && this.saslOptions) return this.saslFailed(session, saslError(this.connectionString, this.saslOptions, saslFailure));
       const { detail, end } = describeClose(code);
       if (session) this.declareLost(session, detail, end);
       else this.replaceHandle();
@@ -282,6 +335,19 @@ export class ZkConnection implements ZkConnectionLike {
     // is never refused: a wrong password is merely another identity, which the ACLs then refuse.
     if (this.digest) client.native.add_auth('digest', this.digest, () => undefined);
     return client;
+  }
+
+  /**
+   * SASL failed on the current handle (closed by the binding): start-up fails at once; a session
+   * that could not authenticate again is lost (its locks with it), and a new one is tried, after a
+   * pause when the last try opened no session, so that refused credentials are not retried in a loop.
+   */
+  private saslFailed(session: ZkSession | undefined, error: ZkSaslError): void {
+    if (this.failStart) return this.failStart(error);
+    if (session && !session.lost.aborted) return this.declareLost(session, `it could not authenticate again: ${error.message}`, 'session-ended');
+    this.client = undefined;
+    clearTimeout(this.reopenTimer);
+    this.reopenTimer = setTimeout(() => this.reopen(), REOPEN_RETRY_MS);
   }
 
   /** The session is disconnected: it is lost unless it is back within its timeout. */
@@ -355,7 +421,7 @@ export class ZkConnection implements ZkConnectionLike {
   private reopen(): void {
     if (this.slot.closed || this.client || this.reopening) return;
     this.reopening = true;
-    resolveHosts(this.tracker.connectString).then(
+    resolveHosts(this.tracker.connectString, this.hostNames).then(
       (resolved) => {
         this.reopening = false;
         this.resolved = resolved;

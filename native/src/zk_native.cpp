@@ -59,6 +59,9 @@
 #undef THREADED
 #include <zookeeper.h>
 #include "zk_log.h"
+#ifdef HAVE_CYRUS_SASL_H
+#include "zk_sasl_setup.h"
+#endif
 
 // Added to the C client by native/install.cjs (see there): nanoseconds, on CLOCK_MONOTONIC, since the
 // send of the most recent ping the server answered on the current connection, or -1.
@@ -156,6 +159,9 @@ public:
         // A handle is referenced from init until its timer is closed, so one that is collected is
         // closed; at the environment's end the cleanup hook closed it first.
         LOG_INFO("ZooKeeper destructor invoked");
+#ifdef HAVE_CYRUS_SASL_H
+        delete sasl;  // after the handle: its SASL client used these parameters until zookeeper_close
+#endif
     }
 
     // A call from JavaScript (a method): exceptions thrown by callbacks run inside it go to its caller.
@@ -339,9 +345,18 @@ public:
         int rc;
         {
             CCall c(zk);
+#ifdef HAVE_CYRUS_SASL_H
+            if (zk->sasl) nzl_sasl_clear_error();
+#endif
             rc = zookeeper_process(zk->zhandle, events);
         }
         if (zk->is_closed) return;
+#ifdef HAVE_CYRUS_SASL_H
+        if (zk->sasl && zoo_state(zk->zhandle) == ZOO_AUTH_FAILED_STATE) {
+            zk->saslFailed(rc);
+            return;
+        }
+#endif
 
         if (rc == ZOK) {
             zk->noResponseCounter = 0;
@@ -392,8 +407,34 @@ public:
         d->maybeFinishCleanup();
     }
 
+#ifdef HAVE_CYRUS_SASL_H
+    // SASL failed: the C client stopped in ZOO_AUTH_FAILED_STATE without telling the watcher (and
+    // would do nothing more). JavaScript hears why ('sasl_failed': the code, the server's (ZAUTHFAILED,
+    // ZSESSIONCLOSEDREQUIRESASLAUTH) or the SASL client's (ZSYSTEMERROR, with its words)), then the
+    // handle closes as after an authentication failure.
+    void saslFailed(int rc) {
+        LOG_ERROR("SASL authentication failed: %d", rc);
+        const char *why = nzl_sasl_last_error();
+        if (jsAllowed()) {
+            Napi::Env env = Env();
+            Napi::HandleScope scope(env);
+            Napi::Object failure = Napi::Object::New(env);
+            failure.Set("code", Napi::Number::New(env, rc));
+            if (why) failure.Set("detail", Napi::String::New(env, why));
+            DoEmit("sasl_failed", failure);
+        }
+        nzl_sasl_clear_error();
+        realClose(ZOO_AUTH_FAILED_STATE);
+    }
+#endif
+
     bool realInit(const char *hostPort, int session_timeout, clientid_t *client_id, const char *cert) {
         myid = *client_id;
+#ifdef HAVE_CYRUS_SASL_H
+        if (sasl) {
+            zhandle = sasl->init(hostPort, cert, main_watcher, session_timeout, &myid, this);
+        } else
+#endif
 #ifdef HAVE_OPENSSL_H
         // TLS: cert is "ca,cert,key[,passphrase]" (PEM file paths), as zookeeper_init_ssl parses it.
         zhandle = cert ? zookeeper_init_ssl(hostPort, cert, main_watcher, session_timeout, &myid, this, 0)
@@ -502,6 +543,17 @@ public:
         std::string cert = v_cert.IsUndefined() ? std::string() : toUtf8(v_cert);
         if (env.IsExceptionPending()) return env.Undefined();
         if (!readTlsHostCheck(arg)) return env.Undefined();
+        Napi::Value v_sasl = arg.Get("sasl");
+        if (env.IsExceptionPending()) return env.Undefined();
+        if (!v_sasl.IsUndefined()) {
+#ifdef HAVE_CYRUS_SASL_H
+            sasl = SaslSetup::from(env, v_sasl);
+            if (!sasl) return env.Undefined();
+#else
+            Napi::Error::New(env, "ZK init: this addon was built without SASL support").ThrowAsJavaScriptException();
+            return env.Undefined();
+#endif
+        }
         if (!realInit(hostPort.c_str(), session_timeout, &local_client, v_cert.IsUndefined() ? nullptr : cert.c_str())) {
             // Returned, not thrown (as upstream's Nan::ErrnoException).
             int error_number = errno;
@@ -1544,6 +1596,9 @@ private:
     int c_depth = 0;              // calls into the C client under way (CCall)
     bool sweep_pending = false;   // closed: free the records once c_depth is 0
     Napi::Reference<Napi::Value> deferred_error;
+#ifdef HAVE_CYRUS_SASL_H
+    SaslSetup *sasl = nullptr;    // the `sasl` init option: lives as long as this object
+#endif
 
 public:
     ZooKeeper *open_prev = nullptr;

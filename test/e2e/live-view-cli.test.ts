@@ -10,7 +10,7 @@ import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
 import { curatorMutexDriver } from '../../lib/queue/foreign-drivers.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import { encodeResource } from '../../lib/zookeeper/paths.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, exists, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';

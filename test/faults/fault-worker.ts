@@ -4,7 +4,7 @@
  * channel). It stops when told, or when the harness goes away.
  */
 import { LockLostError, LockTimeoutError } from '../../lib/errors.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import { CohortLock } from '../../lib/recipes/cohort-lock.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
 import { CohortLock, FairLock, InvalidOptionsError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
 import { childrenOf, countingSessions, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';

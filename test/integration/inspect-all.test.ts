@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import { ageOf, inspectAll, resourceOf } from '../../lib/recipes/inspect-all.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { QueueLock } from '../../lib/recipes/queue-lock.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError } from '../../lib/errors.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import type { LockHandle } from '../../lib/recipes/lock-handle.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
 import { childrenOf, countingSessions, eventually, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, watchesByPath } from '../support/zk-fixtures.js';

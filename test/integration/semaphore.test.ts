@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { IncompatibleLockError, LockAbortedError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { Semaphore } from '../../lib/recipes/semaphore.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { childrenOf, countingSessions, eventually, expireSession, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper } from '../support/zk-fixtures.js';
 

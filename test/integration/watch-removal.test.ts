@@ -3,7 +3,7 @@ import type { ConnectionState } from '../../lib/zookeeper/zk-connection-like.js'
 import { LockAbortedError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
 import { ReadWriteLock } from '../../lib/recipes/read-write-lock.js';
-import type { GrantedLock } from '../../lib/recipes/held-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import { queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper, eventually, watchesByPath } from '../support/zk-fixtures.js';
 
 /**

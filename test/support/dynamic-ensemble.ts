@@ -69,7 +69,8 @@ export async function startDynamicEnsemble(options: DynamicEnsembleOptions): Pro
       ...(role === 'observer' ? ['peerType=observer'] : []),
     ];
     // A spare's server is made when it starts (startSpare), with the config of that moment.
-    const make = (peers: string[]): JavaZkServer => new JavaZkServer(id, client, dataDir, peers, { ...serverOptions, extraConfig });
+    // Several JVMs start at once on a shared machine: a minute each.
+    const make = (peers: string[]): JavaZkServer => new JavaZkServer(id, client, dataDir, peers, { startTimeoutMs: 60_000, ...serverOptions, extraConfig });
     makers.set(id, make);
     members.push({ id, role, line, server: make(initial) });
   }

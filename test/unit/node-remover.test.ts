@@ -27,17 +27,17 @@ describe('NodeRemover.removeHeld granting by write', () => {
 
   it('writes and deletes the node in one transaction; without granting by write, deletes it alone', async () => {
     const { session: s, calls } = session(ok);
-    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('deleted');
+    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('released');
     expect(calls).toEqual([[{ op: 'setData', path: PATH, data: Buffer.alloc(0) }, { op: 'delete', path: PATH }]]);
     const plain = session(ok);
-    expect(await new NodeRemover().removeHeld(plain.session, PATH, false)).toBe('deleted');
+    expect(await new NodeRemover().removeHeld(plain.session, PATH, false)).toBe('released');
     expect(plain.calls).toEqual(['delete']);
   });
 
   it('retries through a connection loss; a retry that finds the node gone counts as the release', async () => {
     let attempts = 0;
     const { session: s } = session(() => (++attempts === 1 ? Promise.reject(zkError(ZK_CODES.CONNECTIONLOSS, 'multi', PATH)) : noNode()));
-    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('deleted');
+    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('released');
     expect(attempts).toBe(2);
   });
 

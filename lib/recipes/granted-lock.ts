@@ -11,10 +11,10 @@ import type { QueueGrant } from '../queue/queue.types.js';
  */
 export interface NodeReleaser {
   /**
-   * 'deleted' once given back; 'session-lost' when the session had ended first (the lock was lost).
+   * 'released' once given back (deleted, or passed to the next caller of this process); 'session-lost' when the session had ended first (the lock was lost).
    * With `grantByWrite`, the node is written before it is deleted (QueueGrant.grantByWrite).
    */
-  removeHeld(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'deleted' | 'session-lost'>;
+  removeHeld(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'released' | 'session-lost'>;
   /**
    * From now on, this holder's release must delete the node (no local handoff, no grant by write):
    * a read was taken under it, and stands behind its node (the node is pinned).
@@ -44,7 +44,7 @@ export class GrantedLock implements LockHandle {
    * nobody listens to (`npm run bench -- --only heap`, "held locks"). Check: no `this.signal` or
    * `lostController.signal` on the path of a lock that is held and not lost.
    */
-  private revoked = false;
+  private takenAway = false;
   /** The node is pinned (`pinNode`): a read was taken under this lock; its release must not grant by write. */
   private pinned = false;
   private readonly lostController = new AbortController();
@@ -142,7 +142,7 @@ export class GrantedLock implements LockHandle {
   }
 
   isHeld(): boolean {
-    if (this.state !== 'held' || this.revoked) return false;
+    if (this.state !== 'held' || this.takenAway) return false;
     const now = performance.now();
     return now < this.grant.session.leaseValidAt(now);
   }
@@ -151,7 +151,7 @@ export class GrantedLock implements LockHandle {
     const { session } = this.grant;
     const now = performance.now();
     const validUntil = session.leaseValidAt(now);
-    if (this.state === 'held' && !this.revoked && now + forMs < validUntil) return;
+    if (this.state === 'held' && !this.takenAway && now + forMs < validUntil) return;
     if (this.signal.aborted) throw this.signal.reason as LockLostError;
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
     if (forMs >= session.leaseMs) {
@@ -182,7 +182,7 @@ export class GrantedLock implements LockHandle {
     // Not granted by write when a downgraded read stands behind the node: the entry after it must list the
     // queue, and see the read.
     const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
-    let outcome: 'deleted' | 'session-lost';
+    let outcome: 'released' | 'session-lost';
     try {
       outcome = await this.releaser.removeHeld(this.grant.session, this.grant.path, grantByWrite);
     } catch (error) {
@@ -215,7 +215,7 @@ export class GrantedLock implements LockHandle {
    */
   async takeAway(detail: string): Promise<void> {
     if (this.state !== 'held') return;
-    this.revoked = true;
+    this.takenAway = true;
     this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'revoked'));
     await this.release();
   }
