@@ -11,7 +11,9 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['./test/support/run-temp-dir.ts'],
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Set-up bounds, not measurements: starting JVMs, compiling with tsc and making TLS keys in
+    // beforeAll took over 60 s on 2 cores at a load average of 20.
+    hookTimeout: 180_000,
     reporters: ['default', './test/support/closing-line-reporter.ts'],
   },
 });

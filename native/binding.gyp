@@ -29,7 +29,7 @@
       "cflags_cc": ["-O2", "-w", "-fno-exceptions"],
       "conditions": [
         ["zk_tls==1", { "defines": ["HAVE_OPENSSL_H"] }],
-        ["zk_sasl==1", { "defines": ["HAVE_CYRUS_SASL_H"], "include_dirs": ["src"], "sources": ["src/nzl_sasl.c", "src/nzl_gssapi.c", "src/nzl_md5.c"] }],
+        ["zk_sasl==1", { "defines": ["HAVE_CYRUS_SASL_H"], "include_dirs": ["src"], "sources": ["src/nzl_sasl.c", "src/nzl_digest_md5.c", "src/nzl_gssapi.c", "src/nzl_md5.c"] }],
         [
           "OS==\"mac\"",
           {

@@ -1,7 +1,7 @@
 /*
  * nestjs-zk-lock's SASL client behind the Cyrus-compatible calls of sasl/sasl.h, as the ZooKeeper C
  * client's zk_sasl.c drives it: what the addon (zk_native.cpp) configures, and the conversation
- * state shared by the mechanisms (DIGEST-MD5 in nzl_sasl.c, GSSAPI in nzl_gssapi.c).
+ * state shared by the mechanisms (DIGEST-MD5 in nzl_digest_md5.c, GSSAPI in nzl_gssapi.c).
  */
 #ifndef NZL_SASL_H
 #define NZL_SASL_H
@@ -71,6 +71,8 @@ int nzl_sasl_fail(sasl_conn_t *conn, int code, const char *format, ...)
 /** Sets the message to send (copied); returns SASL_OK or SASL_NOMEM. */
 int nzl_sasl_output(sasl_conn_t *conn, const void *data, size_t len);
 
+/** DIGEST-MD5 (RFC 2831): the server's challenge (step 0), then its rspauth (step 1). */
+int nzl_digest_md5_step(sasl_conn_t *conn, const char *in, unsigned inlen);
 /** GSSAPI (RFC 4752): the first message (in == NULL) and each later one; SASL_CONTINUE, SASL_OK or an error. */
 int nzl_gssapi_step(sasl_conn_t *conn, const unsigned char *in, unsigned inlen);
 void nzl_gssapi_dispose(sasl_conn_t *conn);

@@ -72,8 +72,9 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       imports: [
         ZkLockModule.forRoot({
           connectionString: zk.connectString,
-          // The longest session the test server allows: a suspension lasts long enough to be seen.
-          sessionTimeoutMs: 4000,
+          // The longest session the test server allows: a suspension lasts long enough to be seen;
+          // and a 3 s lease (STEADY_SESSION), which a loaded machine does not end mid-request.
+          ...STEADY_SESSION,
           shutdownGraceMs: 50,
           rootPath,
           digest,

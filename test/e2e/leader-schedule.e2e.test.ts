@@ -82,7 +82,7 @@ describe('@Leader with @Interval in three instances', () => {
       ),
     );
     for (const app of started) apps.set(app.name, app);
-  }, 60_000);
+  }, 120_000); // instances starting on a loaded machine (START_TIMEOUT_MS each, at once)
 
   afterAll(() => {
     for (const { child } of apps.values()) child.kill('SIGKILL');

@@ -31,7 +31,11 @@ interface Run {
 const runs: Run[] = [];
 /** `<resource> <reason>` of every skipped event, counted. */
 const skipped = new Map<string, number>();
-/** What the instances wrote to stderr (Nest's errors and warnings). */
+/**
+ * What the counted instances (t0, t1, t2) wrote to stderr (Nest's errors and warnings). Not the
+ * slow pair's: their 2 s sessions (a 500 ms lease) are short on purpose, and a loaded machine can
+ * end one, which they then rightly log.
+ */
 let stderr = '';
 /** The stalls of the instances' event loops, as they measured them. */
 const stalls: Stall[] = [];
@@ -42,7 +46,9 @@ function start(name: string, offset: number, env: Record<string, string>): Promi
   return startTickApp(name, {
     env,
     offsetMs: offset,
-    onStderr: (text) => (stderr += text),
+    onStderr: (text) => {
+      if (name.startsWith('t')) stderr += text;
+    },
     onLine: (line) => {
       const timed = timedLine(line);
       if (timed?.word === 'ran') runs.push({ job: timed.job, instance: timed.instance, at: timed.at, calledAt: Number(timed.value) });
@@ -81,6 +87,14 @@ function timesOf(job: string, from: number): number[] {
 function gapsOf(job: string, from: number): number[] {
   const times = timesOf(job, from);
   return times.slice(1).map((at, i) => at - times[i]!);
+}
+
+/** Whether instance `t<i>` found `job`'s lock busy when called in the real interval [start, end]. */
+function busyIn(job: string, i: number, start: number, end: number): boolean {
+  return skippedCalls.some((call) => {
+    const real = call.calledAt - OFFSETS[i]!; // its clock runs OFFSETS[i] ms from the real one
+    return call.resource === job && call.instance === `t${i}` && call.reason === 'busy' && real >= start && real <= end;
+  });
 }
 
 /** Whether `instance` measured a stall of its event loop overlapping the real interval [start, end]. */
@@ -128,7 +142,7 @@ describe('scheduled jobs on three instances with skewed clocks (0, -300, -600 ms
     );
     // Not the first two seconds: the first runs of freshly started processes are slow.
     from = (Math.floor(Date.now() / 1000) + 3) * 1000;
-  }, 60_000);
+  }, 120_000); // instances starting on a loaded machine (START_TIMEOUT_MS each, at once)
   afterAll(() => {
     for (const { child } of instances) child.kill('SIGKILL');
     // The figures, for the docs: runs per counted second of each job.
@@ -190,12 +204,18 @@ describe('scheduled jobs on three instances with skewed clocks (0, -300, -600 ms
       // as the instances saw them are not bounded: a run delayed by a busy event loop sits closer
       // to the next one.
       expect(between.length + 1, `gaps: ${between.join(' ')}`).toBeLessThanOrEqual(Math.floor((SECONDS * 1000) / 900) + 1);
-      // Three timers a second: two periods go by without a run only when all three instances were
-      // held up after the period was due.
-      const times = timesOf(job, from);
-      const unexplained = between.flatMap((gap, i) =>
-        gap > 2000 && !OFFSETS.every((_, n) => stalledIn(`t${n}`, times[i]! + 900, times[i + 1]!)) ? [gap] : [],
-      );
+      // Three timers a second: two periods go by without a run only when each instance was held up
+      // after the period was due, or found the lock busy (a slow hold or acquire on a loaded machine).
+      // A run that was called in time but ran late (its acquire slow: ZooKeeper held up) is not a
+      // period lost either: the gap is measured to the next run's call.
+      const inWindow = runs.filter((run) => run.job === job && run.at >= from && run.at < from + SECONDS * 1000).sort((a, b) => a.at - b.at);
+      const calledReal = (run: Run): number => run.calledAt - OFFSETS[Number(run.instance.slice(1))]!;
+      const unexplained = inWindow.slice(1).flatMap((next, i) => {
+        const last = inWindow[i]!.at;
+        const until = calledReal(next);
+        const explained = until - last <= 2000 || OFFSETS.every((_, n) => stalledIn(`t${n}`, last + 900, until) || busyIn(job, n, last + 900, until));
+        return explained ? [] : [next.at - last];
+      });
       expect(unexplained, `gaps: ${between.join(' ')}`).toEqual([]);
     },
   );

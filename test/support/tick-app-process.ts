@@ -36,6 +36,9 @@ export interface TickAppOptions {
   readonly onStderr?: (text: string) => void;
 }
 
+/** How long an instance may take to start (the tests' set-up hooks allow more). */
+export const START_TIMEOUT_MS = 100_000;
+
 /** Throws unless the tick app was built. */
 export function assertTickAppBuilt(): void {
   if (!existsSync(TICK_APP_MAIN)) throw new Error(`${TICK_APP_MAIN} is missing: run \`npm run build:sample\` (npm test does)`);
@@ -53,7 +56,9 @@ export function startTickApp(name: string, { env, offsetMs = 0, onLine, onStderr
     process.stderr.write(chunk);
   });
   return new Promise<TickApp>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start`)), 30_000);
+    // A bound for a broken app, not a measurement: five Nest apps starting at once on a loaded
+    // machine have taken over 30 s.
+    const timer = setTimeout(() => reject(new Error(`${name} did not print \`ready ${name}\` within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       onLine(line);
       if (line === `ready ${name}`) {
