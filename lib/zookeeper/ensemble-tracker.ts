@@ -1,4 +1,4 @@
-import { parseConnectString, type ResolvedHosts, resolveHosts } from './connect-string.js';
+import { parseConnectString, type ResolvedHosts } from './connect-string.js';
 import { clientAddressesOf, sameHosts } from './ensemble-config.js';
 import type { NativeClient } from './native-client.js';
 
@@ -12,6 +12,8 @@ export interface TrackedConnection {
   readonly client: NativeClient | undefined;
   /** Move the current handle to these addresses (a connect string of addresses, with the chroot, and the names they came from). */
   useAddresses(resolved: ResolvedHosts): void;
+  /** Looks a connect string's names up (resolveHosts, with whatever the connection learns from it). */
+  resolve(connectString: string): Promise<ResolvedHosts>;
 }
 
 /**
@@ -124,7 +126,7 @@ export class EnsembleTracker {
     // Taken only once its names resolve here: names clients cannot resolve would leave the
     // connection unable to open a new session.
     const generation = ++this.generation;
-    resolveHosts(hosts.join(',') + this.chroot).then(
+    this.connection.resolve(hosts.join(',') + this.chroot).then(
       (resolved) => {
         if (generation !== this.generation) return;
         this.members = hosts;
@@ -137,7 +139,7 @@ export class EnsembleTracker {
   /** Looks the member list up again and gives the addresses to the connection (which ignores an unchanged list). */
   private resolveAgain(): void {
     const generation = this.generation;
-    resolveHosts(this.connectString).then(
+    this.connection.resolve(this.connectString).then(
       (resolved) => {
         if (generation === this.generation) this.connection.useAddresses(resolved);
       },

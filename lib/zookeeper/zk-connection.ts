@@ -91,6 +91,7 @@ export class ZkConnection implements ZkConnectionLike {
           return connection.client;
         },
         useAddresses: (resolved) => this.useAddresses(resolved),
+        resolve: (list) => resolveHosts(list, this.hostNames),
       },
       options.followEnsembleConfig !== false,
       this.tlsFiles !== undefined,

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { resolveHosts } from '../../lib/zookeeper/connect-string.js';
 import { EnsembleTracker } from '../../lib/zookeeper/ensemble-tracker.js';
 import type { NativeClient, NativeWatcher } from '../../lib/zookeeper/native-client.js';
 
@@ -21,7 +22,7 @@ function fakeClient() {
 function tracker(configured: string, follow = true) {
   const used: string[] = [];
   let client: NativeClient | undefined;
-  const t = new EnsembleTracker(configured, { get client() { return client; }, useAddresses: (resolved) => used.push(resolved.connect) }, follow, false);
+  const t = new EnsembleTracker(configured, { get client() { return client; }, useAddresses: (resolved) => used.push(resolved.connect), resolve: (list) => resolveHosts(list) }, follow, false);
   return { t, used, setClient: (c: NativeClient) => (client = c) };
 }
 
