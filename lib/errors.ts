@@ -182,16 +182,18 @@ export class ZkConnectionError extends ZkLockError {
 /**
  * Start-up failed on TLS: a server's certificate is not trusted (`server-not-trusted`), a server
  * refused this client's certificate or wanted one (`client-refused`), the `tls` option points at a
- * port that does not speak TLS (`not-tls`), or a port that speaks TLS only was reached without it
- * (`tls-required`). Found by a TLS handshake the library makes itself (the C client retries a
- * failed handshake forever and says nothing), within connectTimeoutMs. A ZkConnectionError.
+ * port that does not speak TLS (`not-tls`), a port that speaks TLS only was reached without it
+ * (`tls-required`), or a server's certificate does not name the host it was reached by
+ * (`hostname-mismatch`, with `tls.verifyHostname`; the message lists the names it holds). Found by
+ * a TLS handshake the library makes itself (the C client retries a failed handshake forever and
+ * says nothing), within connectTimeoutMs, when no server could be connected to. A ZkConnectionError.
  */
 export class ZkTlsError extends ZkConnectionError {
   constructor(
     connectionString: string,
-    /** The server (`host:port`) whose handshake failed. */
+    /** The server whose handshake failed: `host:port` as reached (a host name is followed by its address). */
     readonly server: string,
-    readonly failure: 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required',
+    readonly failure: 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required' | 'hostname-mismatch',
     detail: string,
     advice: string,
   ) {

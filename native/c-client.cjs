@@ -219,6 +219,183 @@ function patchHandshake(dir) {
   ]) === undefined;
 }
 
+// --- TLS host names: the C client's own handshake checks the name each server was reached by --------
+//
+// The C client checks the server's chain only (SSL_VERIFY_PEER): any certificate the CA signed, for
+// any host, would do. patchHostCheck() makes every handshake it starts (each connect and reconnect,
+// and the read-only mode's probe of a read/write server) expect the name that server was reached by,
+// before SSL_connect: a DNS name (SSL_set1_host, no partial wildcards, and sent as SNI) or an IP
+// address (X509_VERIFY_PARAM_set1_ip_asc); OpenSSL then fails the handshake on a mismatch, and the
+// C client goes on to the next server as after any failed handshake. The C client is given
+// addresses only (lib/zookeeper/connect-string.ts resolves names off the event loop), so the addon
+// tells it, per address, the name it was looked up from (zoo_nzl_tls_expect); an address told
+// nothing is checked as the IP it is. zoo_nzl_tls_any_name(zh, 1) turns the check off
+// (tls.verifyHostname: false). Applied after patchHandshake, or the C client is built without TLS.
+
+/** Makes the TLS handshake check the server's name (applyEdits: all or nothing); whether it applied. */
+function patchHostCheck(dir) {
+  const handle = '    struct sockaddr_storage addr_rw_server; // address of last known read/write server found.\n';
+  const initSsl = '/*\n * use this function, if you want to init SSL for the socket currently registered in the zookeeper handler\n */\n';
+  const sslFd = '        SSL_set_fd(fd->ssl_sock, fd->sock);\n';
+  const connectFailed = '                if (fail_on_error) {\n                    return handle_socket_error_msg(zh, __LINE__, __func__, ZSSLCONNECTIONERROR, "error in ssl connect");\n';
+  const destroyed = '    addrvec_free(&zh->addrs);\n\n    if (zh->chroot != NULL) {\n';
+  return (
+    applyEdits(dir, path.join(dir, 'src', 'zk_adaptor.h'), [
+      ['struct _zhandle {\n', '/* nestjs-zk-lock (native/c-client.cjs): the name a server address was reached by */\nstruct nzl_tls_name {\n    struct sockaddr_storage addr;\n    char name[256];\n};\n\nstruct _zhandle {\n'],
+      [
+        handle,
+        `${handle}    /* nestjs-zk-lock (native/c-client.cjs): TLS host names, see zoo_nzl_tls_expect */
+    int nzl_tls_any_name;               // 1: the certificate's names are not checked
+    struct nzl_tls_name *nzl_tls_names; // the host name each address was looked up from
+    int nzl_tls_names_count;
+`,
+      ],
+    ]) === undefined &&
+    applyEdits(dir, path.join(dir, 'src', 'zookeeper.c'), [
+      [
+        initSsl,
+        `/* nestjs-zk-lock (native/c-client.cjs): host-name checks in the TLS handshake. */
+#include <openssl/x509v3.h>
+
+static int nzl_same_endpoint(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const struct sockaddr_in *) a, *y = (const struct sockaddr_in *) b;
+        return x->sin_port == y->sin_port && memcmp(&x->sin_addr, &y->sin_addr, sizeof(x->sin_addr)) == 0;
+    }
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const struct sockaddr_in6 *) a, *y = (const struct sockaddr_in6 *) b;
+        return x->sin6_port == y->sin6_port && memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+    }
+    return 0;
+}
+
+/* address (IPv4 or IPv6, numeric) and port into addr; 0, or -1 when it is not an address */
+static int nzl_endpoint(const char *address, int port, struct sockaddr_storage *addr)
+{
+    memset(addr, 0, sizeof(*addr));
+    if (inet_pton(AF_INET, address, &((struct sockaddr_in *) addr)->sin_addr) == 1) {
+        addr->ss_family = AF_INET;
+        ((struct sockaddr_in *) addr)->sin_port = htons(port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, address, &((struct sockaddr_in6 *) addr)->sin6_addr) == 1) {
+        addr->ss_family = AF_INET6;
+        ((struct sockaddr_in6 *) addr)->sin6_port = htons(port);
+        return 0;
+    }
+    return -1;
+}
+
+/* Tells the handle that address:port was looked up from the host name \`name\`: a TLS handshake with
+ * it expects a certificate for that name (an address told nothing is expected to be named by its IP).
+ * Told again, the new name replaces the old. ZOK, ZBADARGUMENTS, or ZSYSTEMERROR (out of memory). */
+int zoo_nzl_tls_expect(zhandle_t *zh, const char *address, int port, const char *name)
+{
+    struct sockaddr_storage addr;
+    struct nzl_tls_name *grown;
+    int i;
+    if (zh == NULL || address == NULL || name == NULL || port <= 0 || port > 65535
+            || strlen(name) == 0 || strlen(name) >= sizeof(grown->name) || nzl_endpoint(address, port, &addr) != 0)
+        return ZBADARGUMENTS;
+    for (i = 0; i < zh->nzl_tls_names_count; i++)
+        if (nzl_same_endpoint(&zh->nzl_tls_names[i].addr, &addr)) {
+            strcpy(zh->nzl_tls_names[i].name, name);
+            return ZOK;
+        }
+    grown = realloc(zh->nzl_tls_names, (zh->nzl_tls_names_count + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return ZSYSTEMERROR;
+    zh->nzl_tls_names = grown;
+    grown[zh->nzl_tls_names_count].addr = addr;
+    strcpy(grown[zh->nzl_tls_names_count].name, name);
+    zh->nzl_tls_names_count++;
+    return ZOK;
+}
+
+/* any != 0: accept a certificate the CA signed for any name (tls.verifyHostname: false) */
+void zoo_nzl_tls_any_name(zhandle_t *zh, int any)
+{
+    if (zh != NULL)
+        zh->nzl_tls_any_name = any != 0;
+}
+
+/* The name the server at addr is expected to hold: the host name it was looked up from, or its IP. */
+static const char *nzl_expected_name(zhandle_t *zh, const struct sockaddr_storage *addr, char *ip, size_t size)
+{
+    int i;
+    for (i = 0; i < zh->nzl_tls_names_count; i++)
+        if (nzl_same_endpoint(&zh->nzl_tls_names[i].addr, addr))
+            return zh->nzl_tls_names[i].name;
+    if (addr->ss_family == AF_INET)
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *) addr)->sin_addr, ip, size);
+    if (addr->ss_family == AF_INET6)
+        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) addr)->sin6_addr, ip, size);
+    return NULL;
+}
+
+/* The address of the server fd is connected to: the handle's own, or the read-only mode's probe's. */
+static const struct sockaddr_storage *nzl_peer(zhandle_t *zh, zsock_t *fd)
+{
+    return fd == zh->fd ? &zh->addr_cur : &zh->addr_rw_server;
+}
+
+/* Before SSL_connect: the name the handshake must find in the server's certificate; 0, or -1. */
+static int nzl_tls_check_name(zhandle_t *zh, zsock_t *fd)
+{
+    char ip[INET6_ADDRSTRLEN];
+    unsigned char raw[sizeof(struct in6_addr)];
+    const char *name;
+    if (zh->nzl_tls_any_name)
+        return 0;
+    name = nzl_expected_name(zh, nzl_peer(zh, fd), ip, sizeof(ip));
+    if (name == NULL)
+        return -1;
+    if (inet_pton(AF_INET, name, raw) == 1 || inet_pton(AF_INET6, name, raw) == 1)
+        return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(fd->ssl_sock), name) == 1 ? 0 : -1;
+    SSL_set_hostflags(fd->ssl_sock, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    if (SSL_set1_host(fd->ssl_sock, name) != 1)
+        return -1;
+    /* SNI, for servers that choose their certificate by the name asked for */
+    return SSL_set_tlsext_host_name(fd->ssl_sock, name) == 1 ? 0 : -1;
+}
+
+/* A failed handshake whose certificate was refused says why (the C client logs only that it failed). */
+static void nzl_tls_log_refusal(zhandle_t *zh, zsock_t *fd)
+{
+    char ip[INET6_ADDRSTRLEN];
+    const struct sockaddr_storage *peer = nzl_peer(zh, fd);
+    long verify = SSL_get_verify_result(fd->ssl_sock);
+    if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+        const char *name = nzl_expected_name(zh, peer, ip, sizeof(ip));
+        LOG_ERROR(LOGCALLBACK(zh), "TLS: the certificate of %s does not name %s, the name it was reached by: refused (tls.verifyHostname)",
+                  format_endpoint_info(peer), name ? name : "?");
+    } else if (verify != X509_V_OK) {
+        LOG_ERROR(LOGCALLBACK(zh), "TLS: the certificate of %s was refused: %s", format_endpoint_info(peer), X509_verify_cert_error_string(verify));
+    }
+}
+
+${initSsl}`,
+      ],
+      [
+        sslFd,
+        `${sslFd}        if (nzl_tls_check_name(zh, fd) != 0) {
+            if (fail_on_error) {
+                return handle_socket_error_msg(zh, __LINE__, __func__, ZSSLCONNECTIONERROR, "could not set the TLS host name to check");
+            }
+            LOG_ERROR(LOGCALLBACK(zh), "could not set the TLS host name to check");
+            return ZSSLCONNECTIONERROR;
+        }
+`,
+      ],
+      [connectFailed, `                nzl_tls_log_refusal(zh, fd);\n${connectFailed}`],
+      [destroyed, `    free(zh->nzl_tls_names);\n    zh->nzl_tls_names = NULL;\n    zh->nzl_tls_names_count = 0;\n${destroyed}`],
+    ]) === undefined
+  );
+}
+
 // --- SASL: the C client's own SASL support, built against nestjs-zk-lock's SASL client -------------
 //
 // The C client speaks SASL (zk_sasl.c, and zookeeper.c under HAVE_CYRUS_SASL_H: opcode 102 requests
@@ -305,6 +482,7 @@ function buildClient(dir, { run, fail, say, nodedir, host }) {
       ? undefined
       : `the Node.js installation at ${nodedir} has no OpenSSL headers (include/node/openssl)`;
   if (!why && !patchHandshake(dir)) why = "the C client's TLS handshake code is not the one this script knows how to make non-blocking";
+  if (!why && !patchHostCheck(dir)) why = "the C client's TLS handshake code is not the one this script knows how to make check host names";
   // As the zookeeper package configures it, but optimised (it builds with CFLAGS=-w, so -O0).
   run('configure the C client', './configure', [
     'CFLAGS=-w -O2',

@@ -18,7 +18,7 @@ export interface ConnectionArgs {
   /** @default '/locks' */
   readonly root: string;
   readonly digest: string | undefined;
-  /** TLS files (--tls-ca, --tls-cert, --tls-key; the key's passphrase from ZK_LOCK_TLS_PASSPHRASE). */
+  /** TLS files (--tls-ca, --tls-cert, --tls-key; the key's passphrase from ZK_LOCK_TLS_PASSPHRASE), --tls-any-hostname. */
   readonly tls: ZkTlsOptions | undefined;
   /** How long to wait for ZooKeeper (the first session, then each read), in ms. @default 10000 */
   readonly timeoutMs: number;
@@ -72,6 +72,8 @@ Options of both:
   --tls-cert <file>      with --tls-key: PEM client certificate, for servers that require one
   --tls-key <file>       its PEM private key; ZK_LOCK_TLS_PASSPHRASE holds the passphrase of
                          an encrypted one
+  --tls-any-hostname     accept a server certificate the CA signed for any host (by default it
+                         must name the host --connect writes)
   --timeout <ms>         how long to wait for ZooKeeper to answer (default: 10000)
   -h, --help             show this help
 
@@ -111,6 +113,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'tls-ca': { type: 'string' },
         'tls-cert': { type: 'string' },
         'tls-key': { type: 'string' },
+        'tls-any-hostname': { type: 'boolean' },
         watch: { type: 'boolean' },
         interval: { type: 'string' },
         json: { type: 'boolean' },
@@ -138,8 +141,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
   if (!values.connect) {
     throw new CliUsageError('--connect is required: the ZooKeeper servers, e.g. --connect 127.0.0.1:2181');
   }
-  if ((values['tls-cert'] !== undefined || values['tls-key'] !== undefined) && values['tls-ca'] === undefined) {
-    throw new CliUsageError('--tls-cert and --tls-key need --tls-ca (the CA that signed the servers\' certificates)');
+  if ((values['tls-cert'] !== undefined || values['tls-key'] !== undefined || values['tls-any-hostname']) && values['tls-ca'] === undefined) {
+    throw new CliUsageError('--tls-cert, --tls-key and --tls-any-hostname need --tls-ca (the CA that signed the servers\' certificates)');
   }
   const passphrase = env.ZK_LOCK_TLS_PASSPHRASE || undefined;
   const connection: ConnectionArgs = {
@@ -154,6 +157,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv = p
             ...(values['tls-cert'] === undefined ? {} : { cert: values['tls-cert'] }),
             ...(values['tls-key'] === undefined ? {} : { key: values['tls-key'] }),
             ...(passphrase === undefined || values['tls-key'] === undefined ? {} : { passphrase }),
+            ...(values['tls-any-hostname'] ? { verifyHostname: false } : {}),
           },
     timeoutMs: integer(values.timeout, '--timeout', DEFAULTS.timeoutMs, 100, 600_000),
   };

@@ -37,7 +37,10 @@ export function openConnection(args: ConnectionArgs): { connection: ZkConnection
 export async function connect(connection: ZkConnection, args: ConnectionArgs): Promise<void> {
   await connection.connect().catch((error: unknown) => {
     if (!(error instanceof ZkConnectionError)) throw error;
-    if (error instanceof ZkTlsError) throw new ZkUnreachableError(`${error.message} Here: check --tls-ca, --tls-cert and --tls-key.`);
+    if (error instanceof ZkTlsError) {
+      const flags = error.failure === 'hostname-mismatch' ? '--connect (the host names), or --tls-any-hostname' : '--tls-ca, --tls-cert and --tls-key';
+      throw new ZkUnreachableError(`${error.message} Here: check ${flags}.`);
+    }
     throw new ZkUnreachableError(`${error.message} Here: check --connect, or raise --timeout (now ${args.timeoutMs} ms) on a slow network.`);
   });
 }

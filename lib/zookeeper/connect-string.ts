@@ -74,32 +74,70 @@ export function shuffleHosts(connectString: string): string {
   return formatConnectString(entries, chroot);
 }
 
+/** An address of a connect string that came from a host name, and that name. */
+export interface ResolvedName {
+  readonly address: string;
+  readonly port: number;
+  /** The host name as connectionString writes it. */
+  readonly name: string;
+}
+
+/** A connect string with its host names looked up. */
+export interface ResolvedHosts {
+  /** `address:port` entries (and the chroot): what the C client is given. */
+  readonly connect: string;
+  /**
+   * The name each address of `connect` was looked up from (the first, when two names share one):
+   * what a TLS server reached there must hold in its certificate. Addresses written as such are not listed.
+   */
+  readonly names: readonly ResolvedName[];
+}
+
+/** A connect string of addresses only, taken as it is (before any lookup). */
+export function unresolved(connectString: string): ResolvedHosts {
+  return { connect: connectString, names: [] };
+}
+
+/** The name `host:port` of a resolved connect string was reached by: its host name, or the address itself. */
+export function reachedAs(resolved: ResolvedHosts, host: string, port: number): string {
+  return resolved.names.find((n) => n.address === host && n.port === port)?.name ?? host;
+}
+
 /**
  * The connect string with every host name replaced by its addresses, looked up off the event loop.
  * The C client resolves names with a blocking call on the thread that runs JavaScript, on each
  * reconnect: a slow or unreachable DNS server then stalls the whole process, timers included, and
  * with them the lease that must tell a holder in time. Given addresses, it never waits on DNS. Names are looked up again
- * for each new session. Addresses stay as they are; the chroot stays at the end. `names`, when
- * given, learns the name each address was looked up from (Kerberos names servers by name).
+ * for each new session. Addresses stay as they are; the chroot stays at the end. Each address keeps
+ * the name it came from, for TLS host-name checks; `names`, when given, learns it too, by address
+ * (Kerberos names servers by name).
  * @throws Error (ENOTFOUND and the like) when a name does not resolve.
  */
-export async function resolveHosts(connectionString: string, names?: Map<string, string>): Promise<string> {
+export async function resolveHosts(connectionString: string, names?: Map<string, string>): Promise<ResolvedHosts> {
   const { hosts, chroot } = parseConnectString(connectionString);
-  const resolved = await Promise.all(
+  const found = await Promise.all(
     hosts.map(async ({ host, port }) => {
-      // The C client splits an entry at its last colon and gives getaddrinfo what comes before:
-      // IPv6 addresses go to it without brackets (`::1:2181`).
-      if (isIP(host)) return [`${host}:${port}`];
+      if (isIP(host)) return [{ address: host, port, name: undefined }];
       const addresses = await lookup(host, { all: true });
       for (const { address } of addresses) names?.set(address, host);
-      return addresses.map(({ address }) => `${address}:${port}`);
+      return addresses.map(({ address }) => ({ address, port, name: host }));
     }),
   );
-  return formatConnectString([...new Set(resolved.flat())], chroot);
+  const entries = new Map<string, string | undefined>();
+  const named: ResolvedName[] = [];
+  for (const { address, port, name } of found.flat()) {
+    // The C client splits an entry at its last colon and gives getaddrinfo what comes before:
+    // IPv6 addresses go to it without brackets (`::1:2181`).
+    const entry = `${address}:${port}`;
+    if (entries.has(entry)) continue; // the first of the names that share an address is expected
+    entries.set(entry, name);
+    if (name !== undefined) named.push({ address, port, name });
+  }
+  return { connect: formatConnectString([...entries.keys()], chroot), names: named };
 }
 
 /** resolveHosts, as start-up needs it: within the connect timeout, and failing with a ZkConnectionError. */
-export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number, names?: Map<string, string>): Promise<string> {
+export async function lookUpWithin(connectionString: string, signal: AbortSignal, timeoutMs: number, names?: Map<string, string>): Promise<ResolvedHosts> {
   const aborted = new Promise<never>((_, reject) => {
     const fail = (): void => reject(new ZkConnectionError(connectionString, `its host names did not resolve within ${timeoutMs} ms`));
     if (signal.aborted) fail();

@@ -1,4 +1,4 @@
-import { parseConnectString } from './connect-string.js';
+import { parseConnectString, type ResolvedHosts } from './connect-string.js';
 import { clientAddressesOf, sameHosts } from './ensemble-config.js';
 import type { NativeClient } from './native-client.js';
 
@@ -10,10 +10,10 @@ const SESSION_EVENT = -1;
 export interface TrackedConnection {
   /** The handle the session runs on now, if any. */
   readonly client: NativeClient | undefined;
-  /** Move the current handle to these addresses (a connect string of addresses, with the chroot). */
-  useAddresses(resolved: string): void;
+  /** Move the current handle to these addresses (a connect string of addresses, with the chroot, and the names they came from). */
+  useAddresses(resolved: ResolvedHosts): void;
   /** Looks a connect string's names up (resolveHosts, with whatever the connection learns from it). */
-  resolve(connectString: string): Promise<string>;
+  resolve(connectString: string): Promise<ResolvedHosts>;
   /** The config read on `client` failed with this result code (the first request of each connection: see ZkConnection). */
   refused?(client: NativeClient, rc: number): void;
 }

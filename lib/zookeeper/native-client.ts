@@ -108,6 +108,11 @@ export interface NativeHandle {
    * closes its socket at once, silently, as a failed send does (see SOCKET_DROPPED_STATE).
    */
   set_servers(hosts: string): number;
+  /**
+   * TLS: the host names addresses were looked up from, which the servers there must hold in their
+   * certificates (as `tls_names` at init); a name given again for an address replaces the one before.
+   */
+  tls_names(names: readonly { address: string; port: number; name: string }[]): void;
   /** Starts the C client. Returns an Error (it does not throw) when the connect string is unusable. */
   init(config: NativeConfig): unknown;
   readonly client_id: string;
@@ -152,6 +157,13 @@ export interface NativeConfig {
   client_password?: string;
   /** TLS: "ca,cert,key,passphrase" (PEM paths, the last three optional) for zookeeper_init_ssl. */
   cert?: string;
+  /**
+   * TLS: the host name each address of `connect` was looked up from, which the server there must
+   * hold in its certificate; an address not listed must be named by its IP (see native/c-client.cjs, patchHostCheck).
+   */
+  tls_names?: { address: string; port: number; name: string }[];
+  /** TLS: true to accept a certificate for any name (tls.verifyHostname: false). */
+  tls_any_name?: boolean;
   /** SASL: { mechanism, user, service, password?, keytab?, host? | host_map? } (see zk-sasl.options.ts nativeSasl). */
   sasl?: Record<string, string>;
 }

@@ -61,9 +61,10 @@ export interface ZkConnectionOptions {
    * TLS to the servers' `secureClientPort`: PEM file paths (no commas), checked at construction
    * (readable, parseable, key matching cert, passphrase right) with InvalidOptionsError. Start-up
    * fails with ZkTlsError, within connectTimeoutMs, when a server's certificate is not signed by
-   * `ca`, a server refuses the client, or the port does not speak TLS (and, without this option,
-   * when the port speaks TLS only). Needs an addon built with TLS (the default build); without one, a
-   * connection with `tls` fails with ZkNativeAddonError saying why.
+   * `ca` or does not name the host it was reached by (see `verifyHostname`), a server refuses the
+   * client, or the port does not speak TLS (and, without this option, when the port speaks TLS
+   * only). Needs an addon built with TLS (the default build); without one, a connection with `tls`
+   * fails with ZkNativeAddonError saying why.
    * @default undefined (plain TCP)
    */
   tls?: ZkTlsOptions;

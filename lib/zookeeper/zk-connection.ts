@@ -5,7 +5,7 @@ import { SessionSlot } from './session-slot.js';
 import { validateDigest } from './zk-acl.js';
 import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from './zk-connection-like.js';
 import type { ZkSessionApi } from './zk-session-api.js';
-import { lookUpWithin, parseConnectString, resolveHosts, shuffleHosts, validateConnectionString } from './connect-string.js';
+import { lookUpWithin, parseConnectString, type ResolvedHosts, resolveHosts, shuffleHosts, unresolved, validateConnectionString } from './connect-string.js';
 import { sameHosts } from './ensemble-config.js';
 import { EnsembleTracker } from './ensemble-tracker.js';
 import { SessionCloser } from './session-closer.js';
@@ -63,7 +63,7 @@ export class ZkConnection implements ZkConnectionLike {
   private lostTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
   /** The connect string with its names looked up, for the current session (see connect-string.ts). */
-  private resolved: string;
+  private resolved: ResolvedHosts;
   /** A new handle is on its way (its names being looked up). */
   private reopening = false;
   private connecting: Promise<void> | undefined;
@@ -82,7 +82,7 @@ export class ZkConnection implements ZkConnectionLike {
     const connectionString = validateConnectionString(options.connectionString);
     this.slot = new SessionSlot(connectionString, (session) => this.shutDown(session));
     this.connectionString = connectionString;
-    this.resolved = this.connectionString;
+    this.resolved = unresolved(this.connectionString);
     this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
     this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -288,7 +288,7 @@ export class ZkConnection implements ZkConnectionLike {
       // Asked to pick servers in random order, the C client shuffles its host list again on every
       // readiness check, reading /dev/urandom each time (three system calls per request). Shuffled
       // once per handle here instead, the clients spread over the servers just the same.
-      connect: shuffleHosts(this.resolved),
+      connect: shuffleHosts(this.resolved.connect),
       timeout: this.sessionTimeoutMs,
       debug_level: CLIENT_LOG_LEVELS[this.clientLogLevel],
       host_order_deterministic: true,
@@ -298,7 +298,7 @@ export class ZkConnection implements ZkConnectionLike {
       // the servers that were up. Session loss is this class's decision (see the lost timer).
       response_counter_limit: NEVER_GIVE_UP,
       // zookeeper_init_ssl's "ca,cert,key,passphrase" (checked: no commas in the parts).
-      ...(this.tlsFiles && { cert: this.tlsFiles.initString }),
+      ...(this.tlsFiles && { cert: this.tlsFiles.initString, tls_names: [...this.resolved.names], tls_any_name: !this.tlsFiles.verifyHostname }),
       ...(this.saslOptions && { sasl: nativeSasl(this.saslOptions, this.hostNames) }),
     };
     const client = new Native(config);
@@ -435,7 +435,7 @@ export class ZkConnection implements ZkConnectionLike {
       const retired = this.client;
       this.client = undefined;
       session.markLost(detail, end);
-      this.closer.retire(retired, this.resolved, credentials, session.timeoutMs);
+      this.closer.retire(retired, this.resolved.connect, credentials, session.timeoutMs);
       this.reopen();
     } else {
       session.markLost(detail, end);
@@ -484,15 +484,17 @@ export class ZkConnection implements ZkConnectionLike {
    * drops its connection for it (its server left the list), the session goes on from a new handle, as
    * after a failed send (see moveSession).
    */
-  private useAddresses(resolved: string): void {
+  private useAddresses(resolved: ResolvedHosts): void {
     const hostsOf = (list: string): string[] => parseConnectString(list).hosts.map((host) => host.entry);
-    if (this.slot.closed || sameHosts(hostsOf(resolved), hostsOf(this.resolved))) return;
+    if (this.slot.closed || sameHosts(hostsOf(resolved.connect), hostsOf(this.resolved.connect))) return;
     this.resolved = resolved;
     const client = this.client;
     const session = this.slot.current;
     if (!client) return;
     const wasConnected = session !== undefined && session.connected && session.client === client;
-    client.native.set_servers(hostsOf(shuffleHosts(resolved)).join(','));
+    // The names the new addresses were looked up from, before the C client may connect to one.
+    if (this.tlsFiles) client.native.tls_names(resolved.names);
+    client.native.set_servers(hostsOf(shuffleHosts(resolved.connect)).join(','));
     if (wasConnected && client.native.state === SOCKET_DROPPED_STATE) this.moveSession(session);
   }
 

@@ -1,6 +1,8 @@
-import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, type PeerCertificate, rootCertificates, type TLSSocket } from 'node:tls';
 import { ZkTlsError } from '../errors.js';
-import { parseConnectString } from './connect-string.js';
+import { parseConnectString, reachedAs, type ResolvedHosts } from './connect-string.js';
+import { mismatchDetail, namesHost } from './zk-tls-names.js';
 import type { CheckedTls } from './zk-tls.options.js';
 
 /** What a TLS probe of one server found. */
@@ -15,9 +17,18 @@ type TlsProbeResult =
  * - `server-not-trusted`: the server's certificate is not signed by `tls.ca` (or has expired, ...);
  * - `client-refused`: the server refused this client's certificate, or wanted one and got none;
  * - `not-tls`: `tls` is set but the port does not speak TLS (a plain clientPort?);
- * - `tls-required`: `tls` is not set but the port speaks TLS only (a secureClientPort).
+ * - `tls-required`: `tls` is not set but the port speaks TLS only (a secureClientPort);
+ * - `hostname-mismatch`: the server's certificate (signed by `tls.ca`) does not name the host it
+ *   was reached by (`tls.verifyHostname`).
  */
-export type ZkTlsFailure = 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required';
+export type ZkTlsFailure = 'server-not-trusted' | 'client-refused' | 'not-tls' | 'tls-required' | 'hostname-mismatch';
+
+/** A server to probe: its address, and the name it was reached by (the address itself, or a host name). */
+interface ProbedServer {
+  readonly address: string;
+  readonly port: number;
+  readonly name: string;
+}
 
 /** How long a probe waits, after its handshake, for the server to refuse the client's certificate (TLS 1.3 does it then). */
 const REFUSAL_GRACE_MS = 300;
@@ -26,32 +37,40 @@ const REFUSAL_GRACE_MS = 300;
  * A TLS handshake with `host:port` through Node's own TLS (the same OpenSSL the C client uses in
  * this process), to tell a misconfiguration from a slow server: the C client retries a failed
  * handshake forever and reports nothing. With `tls`, it checks what the C client checks: the chain
- * against `tls.ca` (no host name). The C client also trusts OpenSSL's default verify paths (the
+ * against `tls.ca`, and the name the server was reached by (unless `tls.verifyHostname` is false;
+ * sent as SNI when it is a DNS name). The C client also trusts OpenSSL's default verify paths (the
  * system's CAs): a chain `tls.ca` does not verify is tried once more with Node's bundled root CAs
  * before it counts as untrusted (only then: building a context with them takes some 20 ms of the
  * event loop). A refused client is tried once more too. Without `tls` (undefined), it only asks
  * whether the port speaks TLS.
  */
-async function probeTls(host: string, port: number, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+async function probeTls(server: ProbedServer, tls: CheckedTls | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   const started = Date.now();
-  const result = await handshake(host, port, tls, false, timeoutMs, signal);
+  const result = await handshake(server, tls, false, timeoutMs, signal);
   if (result.outcome !== 'failed' || signal?.aborted) return result;
   if (result.failure === 'client-refused') {
     // A server that refuses this client refuses it again; one that was closing every connection
     // (leaving the quorum, shutting down) as the first handshake ended does not.
-    const again = await handshake(host, port, tls, false, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+    const again = await handshake(server, tls, false, Math.max(1, timeoutMs - (Date.now() - started)), signal);
     return again.outcome === 'failed' && again.failure === 'client-refused' ? result : { outcome: 'inconclusive', detail: `${result.detail}; not again` };
   }
   if (result.failure !== 'server-not-trusted') return result;
-  const again = await handshake(host, port, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+  const again = await handshake(server, tls, true, Math.max(1, timeoutMs - (Date.now() - started)), signal);
   return again.outcome === 'failed' && again.failure === 'server-not-trusted' ? result : { outcome: 'inconclusive', detail: `${result.detail}; trusted with the default root CAs` };
 }
 
-function handshake(host: string, port: number, tls: CheckedTls | undefined, withRoots: boolean, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
+function handshake(server: ProbedServer, tls: CheckedTls | undefined, withRoots: boolean, timeoutMs: number, signal?: AbortSignal): Promise<TlsProbeResult> {
   return new Promise((resolve) => {
     let socket: TLSSocket | undefined;
     let tcpConnected = false;
     let handshook = false;
+    /** Set when the chain was good but the certificate names another host. */
+    let mismatch: string | undefined;
+    const checkName = (_host: string, certificate: PeerCertificate): Error | undefined => {
+      if (!tls?.verifyHostname || namesHost(certificate.raw, server.name)) return undefined;
+      mismatch = mismatchDetail(certificate.raw, server.name);
+      return new Error(mismatch);
+    };
     let settled = false;
     const finish = (result: TlsProbeResult): void => {
       if (settled) return;
@@ -69,8 +88,10 @@ function handshake(host: string, port: number, tls: CheckedTls | undefined, with
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       socket = tlsConnect({
-        host,
-        port,
+        host: server.address,
+        port: server.port,
+        // SNI, as the C client sends it: DNS names only.
+        ...(tls?.verifyHostname && !isIP(server.name) && { servername: server.name }),
         ...(tls
           ? {
               ca: withRoots ? [tls.ca, ...rootCertificates] : tls.ca,
@@ -78,7 +99,7 @@ function handshake(host: string, port: number, tls: CheckedTls | undefined, with
               rejectUnauthorized: true,
             }
           : { rejectUnauthorized: false }),
-        checkServerIdentity: () => undefined,
+        checkServerIdentity: checkName,
       });
     } catch (error) {
       return finish({ outcome: 'inconclusive', detail: (error as Error).message });
@@ -93,7 +114,9 @@ function handshake(host: string, port: number, tls: CheckedTls | undefined, with
       grace = setTimeout(() => finish({ outcome: 'ok' }), REFUSAL_GRACE_MS);
     });
     socket.on('data', () => finish({ outcome: 'ok' }));
-    socket.once('error', (error: NodeJS.ErrnoException) => finish(classify(error, tls !== undefined, tcpConnected, handshook)));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      finish(mismatch !== undefined ? { outcome: 'failed', failure: 'hostname-mismatch', detail: mismatch } : classify(error, tls !== undefined, tcpConnected, handshook)),
+    );
     socket.once('close', () => {
       if (handshook) finish(tls ? { outcome: 'failed', failure: 'client-refused', detail: 'the server closed the connection right after the TLS handshake' } : { outcome: 'ok' });
       else if (tcpConnected) finish(classifyClosed(tls !== undefined));
@@ -139,21 +162,22 @@ function classifyClosed(withTls: boolean): TlsProbeResult {
  */
 export function tlsFailureOf(
   connectionString: string,
-  connectString: string,
+  resolved: ResolvedHosts,
   tls: CheckedTls | undefined,
   connectTimeoutMs: number,
   signal: AbortSignal,
 ): Promise<never> {
   return new Promise<never>((_, reject) => {
-    const { hosts } = parseConnectString(connectString);
+    const servers = parseConnectString(resolved.connect).hosts.map(({ host, port }) => ({ address: host, port, name: reachedAs(resolved, host, port) }));
     const probeAll = (budgetMs: number): void => {
-      let pending = hosts.length;
+      let pending = servers.length;
       let answered = false;
       let failure: ZkTlsError | undefined;
-      for (const { host, port } of hosts) {
-        void probeTls(host, port, tls, budgetMs, signal).then((result) => {
+      for (const probed of servers) {
+        void probeTls(probed, tls, budgetMs, signal).then((result) => {
           if (signal.aborted) return;
-          const server = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+          const { address, port, name } = probed;
+          const server = `${name.includes(':') ? `[${name}]` : name}:${port}${name === address ? '' : ` (${address})`}`;
           if (result.outcome === 'ok') answered = true;
           if (result.outcome === 'failed') failure ??= new ZkTlsError(connectionString, server, result.failure, result.detail, TLS_ADVICE[result.failure]);
           pending -= 1;
@@ -180,4 +204,8 @@ export const TLS_ADVICE: Record<ZkTlsFailure, string> = {
     "cannot run TLS: Debian's zookeeper package needs netty-codec.jar, netty-resolver.jar and " +
     "netty-transport-native-unix-common.jar added to the server's class path (see docs/operations.md#tls in the package's repository).",
   'tls-required': "That port speaks TLS only (a secureClientPort): set the tls option (tls.ca at least), or connect to the servers' plain clientPort.",
+  'hostname-mismatch':
+    'Write in connectionString a name (or IP address) that the server\'s certificate holds, or give the server a certificate ' +
+    'whose subject alternative names hold the name connectionString writes. tls.verifyHostname: false accepts a certificate ' +
+    'tls.ca signed for any host, from any server: whoever holds one can stand in for the ensemble.',
 };

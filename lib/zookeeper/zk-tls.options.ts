@@ -9,8 +9,8 @@ import { InvalidOptionsError, shown } from '../errors.js';
 export interface ZkTlsOptions {
   /**
    * Path of a PEM file with the certificate(s) of the CA that signed the servers' certificates (what
-   * the servers' `ssl.keyStore` holds is checked against it; host names are not checked, as
-   * ZooKeeper's C client does not). No comma in the path.
+   * the servers' `ssl.keyStore` holds is checked against it, and so is the name each server was
+   * reached by: see `verifyHostname`). No comma in the path.
    */
   ca: string;
   /**
@@ -29,11 +29,26 @@ export interface ZkTlsOptions {
    * @default undefined (the key is not encrypted)
    */
   passphrase?: string;
+  /**
+   * Whether each server's certificate must name the host it was reached by, as `connectionString`
+   * writes it: a DNS name (also sent as SNI) among its DNS subject alternative names (or its common
+   * name, when it has none), or an IP address among its IP subject alternative names. Checked by the C
+   * client's own handshake at every connect and reconnect, to every server; a server whose
+   * certificate names another host is refused, and the client goes on to the next one. With
+   * `false`, any certificate `ca` signed is accepted from any server, whatever host it was issued
+   * for: whoever holds one of them (another server's, or any other certificate that CA signed) can
+   * stand in for the ensemble. As ZooKeeper's Java client, whose `zookeeper.ssl.hostnameVerification`
+   * is true by default.
+   * @default true
+   */
+  verifyHostname?: boolean;
 }
 
 /** The TLS files, checked and read once at start-up (the probe uses the contents). */
 export interface CheckedTls {
   readonly options: ZkTlsOptions;
+  /** `options.verifyHostname`, defaulted. */
+  readonly verifyHostname: boolean;
   /** What the binding passes to zookeeper_init_ssl: `ca[,cert,key[,passphrase]]`. */
   readonly initString: string;
   readonly ca: Buffer;
@@ -42,7 +57,8 @@ export interface CheckedTls {
   readonly key: Buffer | undefined;
 }
 
-const FIELDS = ['ca', 'cert', 'key', 'passphrase'] as const;
+const FILE_FIELDS = ['ca', 'cert', 'key', 'passphrase'] as const;
+const FIELDS = [...FILE_FIELDS, 'verifyHostname'] as const;
 
 /**
  * Checks the `tls` option at start-up, so that what the C client would only log (and retry
@@ -52,7 +68,7 @@ const FIELDS = ['ca', 'cert', 'key', 'passphrase'] as const;
 export function checkTls(value: unknown): CheckedTls | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidOptionsError('tls', `must be an object { ca, cert?, key?, passphrase? } of PEM file paths, got ${shown(value)}`);
+    throw new InvalidOptionsError('tls', `must be an object { ca, cert?, key?, passphrase?, verifyHostname? } (PEM file paths), got ${shown(value)}`);
   }
   const given = value as Record<string, unknown>;
   for (const field of Object.keys(given)) {
@@ -60,7 +76,10 @@ export function checkTls(value: unknown): CheckedTls | undefined {
       throw new InvalidOptionsError(`tls.${field}`, `is not a TLS option: the fields are ${FIELDS.join(', ')}`);
     }
   }
-  for (const field of FIELDS) {
+  if (given.verifyHostname !== undefined && typeof given.verifyHostname !== 'boolean') {
+    throw new InvalidOptionsError('tls.verifyHostname', `must be true or false, got ${shown(given.verifyHostname)}`);
+  }
+  for (const field of FILE_FIELDS) {
     const v = given[field];
     if (v === undefined) continue;
     if (typeof v !== 'string' || v === '') throw new InvalidOptionsError(`tls.${field}`, `must be a non-empty string, got ${shown(v)}`);
@@ -122,7 +141,7 @@ export function checkTls(value: unknown): CheckedTls | undefined {
     }
   }
   const initString = [options.ca, options.cert, options.key, options.passphrase].filter((part) => part !== undefined).join(',');
-  return { options: { ...options }, initString, ca, cert, key };
+  return { options: { ...options }, verifyHostname: options.verifyHostname ?? true, initString, ca, cert, key };
 }
 
 function readPem(option: string, path: string): Buffer {

@@ -66,6 +66,13 @@
 // Added to the C client by native/install.cjs (see there): nanoseconds, on CLOCK_MONOTONIC, since the
 // send of the most recent ping the server answered on the current connection, or -1.
 extern "C" int64_t zoo_nzl_ping_answered_age_ns(zhandle_t *zh);
+#ifdef HAVE_OPENSSL_H
+// Added to the C client by native/c-client.cjs (patchHostCheck): the name a TLS handshake with an
+// address expects in the server's certificate (the host name it was looked up from), and the switch
+// that turns the check off.
+extern "C" int zoo_nzl_tls_expect(zhandle_t *zh, const char *address, int port, const char *name);
+extern "C" void zoo_nzl_tls_any_name(zhandle_t *zh, int any);
+#endif
 
 // @param c must be in [0-15]
 // @return '0'..'9','A'..'F'
@@ -442,6 +449,7 @@ public:
         Ref();
         // Resolve host names when (re)connecting only: see the header.
         zoo_set_servers_resolution_delay(zhandle, -1);
+        if (cert) applyTlsHostCheck(); // before the first connect (yield, below)
 
         zk_timer = (TimerHandle *) malloc(sizeof(TimerHandle));
         zk_timer->zk = this;
@@ -534,6 +542,7 @@ public:
 #endif
         std::string cert = v_cert.IsUndefined() ? std::string() : toUtf8(v_cert);
         if (env.IsExceptionPending()) return env.Undefined();
+        if (!readTlsHostCheck(arg)) return env.Undefined();
         Napi::Value v_sasl = arg.Get("sasl");
         if (env.IsExceptionPending()) return env.Undefined();
         if (!v_sasl.IsUndefined()) {
@@ -640,6 +649,73 @@ public:
         }
         buff[ZOOKEEPER_PASSWORD_BYTE_COUNT * 2] = '\0';
         return Napi::String::New(env, buff);
+    }
+
+    // ---- TLS host names (config tls_names, tls_any_name; see native/c-client.cjs, patchHostCheck) ----
+
+    struct TlsName {
+        std::string address;
+        int port;
+        std::string name;
+    };
+    std::vector<TlsName> tls_names; // the host name each address of `connect` was looked up from
+    bool tls_any_name = false;      // true: the certificate's names are not checked
+
+    // Appends the entries of `names` ([{ address, port, name }]) to tls_names; false with a JS exception pending.
+    bool readTlsNames(Napi::Value names) {
+        Napi::Env env = Env();
+        if (names.IsUndefined()) return true;
+        if (!names.IsArray()) {
+            Napi::TypeError::New(env, "tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+            return false;
+        }
+        Napi::Array list = names.As<Napi::Array>();
+        for (uint32_t i = 0; i < list.Length(); i++) {
+            Napi::Value entry = list.Get(i);
+            if (env.IsExceptionPending()) return false;
+            if (!entry.IsObject()) {
+                Napi::TypeError::New(env, "tls_names must be an array of { address, port, name }").ThrowAsJavaScriptException();
+                return false;
+            }
+            Napi::Object o = entry.As<Napi::Object>();
+            TlsName n{toUtf8(o.Get("address")), toInt(o.Get("port")), toUtf8(o.Get("name"))};
+            if (env.IsExceptionPending()) return false;
+            tls_names.push_back(n);
+        }
+        return true;
+    }
+
+    // Reads tls_names and tls_any_name of the init config; false with a JS exception pending.
+    bool readTlsHostCheck(Napi::Object arg) {
+        Napi::Env env = Env();
+        Napi::Value names = arg.Get("tls_names");
+        if (env.IsExceptionPending() || !readTlsNames(names)) return false;
+        tls_any_name = toBool(arg.Get("tls_any_name"));
+        return !env.IsExceptionPending();
+    }
+
+    // Gives the C client the names read (and forgets them here).
+    void applyTlsHostCheck() {
+#ifdef HAVE_OPENSSL_H
+        zoo_nzl_tls_any_name(zhandle, tls_any_name ? 1 : 0);
+        // An entry the C client refuses is left out: that address is then expected to be named by
+        // its IP, which fails closed (its handshake is refused), never open.
+        for (const TlsName &n : tls_names) {
+            if (zoo_nzl_tls_expect(zhandle, n.address.c_str(), n.port, n.name.c_str()) != ZOK) {
+                LOG_ERROR("TLS: host name %s for %s:%d refused", n.name.c_str(), n.address.c_str(), n.port);
+            }
+        }
+#endif
+        tls_names.clear();
+    }
+
+    // tls_names(names): more names, for the addresses of a new server list (before set_servers).
+    Napi::Value TlsNames(const Napi::CallbackInfo &info) {
+        Napi::Env env = info.Env();
+        JsCall js(this);
+        if (!readTlsNames(info.Length() > 0 ? info[0] : env.Undefined())) return env.Undefined();
+        if (zhandle) applyTlsHostCheck();
+        return env.Undefined();
     }
 
     // ---- conversions (as upstream's converters.hpp: JavaScript coercions) ----
@@ -1589,6 +1665,7 @@ Napi::Function ZooKeeper::Define(Napi::Env env) {
         InstanceMethod<&ZooKeeper::AGetConfig>("a_getconfig"),
         InstanceMethod<&ZooKeeper::AWGetConfig>("aw_getconfig"),
         InstanceMethod<&ZooKeeper::SetServers>("set_servers"),
+        InstanceMethod<&ZooKeeper::TlsNames>("tls_names"),
         InstanceMethod<&ZooKeeper::AReconfig>("a_reconfig"),
         InstanceMethod<&ZooKeeper::PingAnsweredAge>("ping_answered_age"),
 

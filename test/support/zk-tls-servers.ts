@@ -45,7 +45,8 @@ export interface TlsZooKeeper {
   member(id: number, clientPort: number, dataDir: string, peers?: string[], extraConfig?: string[]): Promise<JavaZkServer>;
   /** A standalone server; `extraConfig`: more zoo.cfg lines (e.g. `maxSessionTimeout=20000`). */
   startServer(extraConfig?: string[]): Promise<ZkServer>;
-  startEnsemble(size: number): Promise<ZkEnsemble>;
+  /** `extraConfig(id)`: more zoo.cfg lines for member `id` (e.g. another keystore). */
+  startEnsemble(size: number, extraConfig?: (id: number) => string[]): Promise<ZkEnsemble>;
   /** Removes the keys and the class-path directory (stop the servers first). */
   remove(): void;
 }
@@ -105,7 +106,7 @@ export function tlsZooKeeper(): TlsZooKeeper {
       await server.start();
       return server;
     },
-    async startEnsemble(size) {
+    async startEnsemble(size, extraConfig) {
       const ports = await freePorts(size * 3);
       const ids = Array.from({ length: size }, (_, i) => i + 1);
       const peers = ids.map((id) => `server.${id}=127.0.0.1:${ports[(id - 1) * 3 + 1]}:${ports[(id - 1) * 3 + 2]}`);
@@ -113,7 +114,7 @@ export function tlsZooKeeper(): TlsZooKeeper {
         ids.map((id) => {
           const dataDir = makeDataDir();
           writeFileSync(join(dataDir, 'myid'), `${id}\n`);
-          return member(id, ports[(id - 1) * 3]!, dataDir, peers);
+          return member(id, ports[(id - 1) * 3]!, dataDir, peers, extraConfig?.(id));
         }),
       );
       const stop = async (): Promise<void> => {

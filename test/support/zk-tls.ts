@@ -146,6 +146,31 @@ export function makeTlsMaterials(): TlsMaterials {
   }
 }
 
+/** A server certificate for another host than the servers' own, signed by the materials' CA. */
+export interface OtherHostCertificate {
+  /** The only name it holds (DNS); no IP address. */
+  readonly name: string;
+  /** PKCS#12 keystore (password STORE_PASSWORD): a ZooKeeper server's ssl.keyStore, or a Node TLS server's pfx. */
+  readonly keystore: string;
+}
+
+/** A certificate the CA of `m` signed for `zk-elsewhere.invalid` only: valid, but for another host. */
+export function makeOtherHostCertificate(m: TlsMaterials): OtherHostCertificate {
+  const name = 'zk-elsewhere.invalid';
+  const keystore = join(m.dir, 'elsewhere.p12');
+  keyPair(keystore, 'elsewhere', name);
+  signBy(m.dir, join(m.dir, 'ca.p12'), 'ca', m.ca, keystore, 'elsewhere', ['-ext', `SAN=dns:${name}`, '-ext', 'EKU=serverAuth']);
+  return { name, keystore };
+}
+
+/** The keystore lines of zoo.cfg for a server that presents `keystore` (made with the tests' password). */
+export function keystoreConfig(keystore: string): string[] {
+  return [`ssl.keyStore.location=${keystore}`, `ssl.keyStore.password=${STORE_PASSWORD}`];
+}
+
+/** The password of every keystore the tests make (a Node TLS server's pfx passphrase). */
+export const TEST_STORE_PASSWORD = STORE_PASSWORD;
+
 export interface TlsZkServer {
   readonly port: number;
   readonly connectString: string;

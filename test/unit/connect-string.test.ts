@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConnectString, resolveHosts, shuffleHosts } from '../../lib/zookeeper/connect-string.js';
+import { parseConnectString, reachedAs, resolveHosts, shuffleHosts } from '../../lib/zookeeper/connect-string.js';
 
 describe('shuffleHosts (the C client is told to keep the order it is given)', () => {
   it('keeps every host once and the chroot at the end, and uses every order', () => {
@@ -36,12 +36,31 @@ describe('parseConnectString (the one parser: checking, shuffling, resolving and
 
 describe('resolveHosts (what the C client is given)', () => {
   it('writes IPv6 addresses without brackets, as the C client splits an entry at its last colon', async () => {
-    expect(await resolveHosts('[::1]:2181,127.0.0.1:2182/app')).toBe('::1:2181,127.0.0.1:2182/app');
+    expect(await resolveHosts('[::1]:2181,127.0.0.1:2182/app')).toEqual({ connect: '::1:2181,127.0.0.1:2182/app', names: [] });
     const resolved = await resolveHosts('localhost:2181');
-    expect(resolved).not.toMatch(/[[\]]/);
-    for (const { host, port } of parseConnectString(resolved).hosts) {
+    expect(resolved.connect).not.toMatch(/[[\]]/);
+    for (const { host, port } of parseConnectString(resolved.connect).hosts) {
       expect(['127.0.0.1', '::1']).toContain(host);
       expect(port).toBe(2181);
     }
+  });
+
+  it('keeps the host name each address came from (for TLS host-name checks); an address written as such is its own name', async () => {
+    const resolved = await resolveHosts('localhost:2181,127.0.0.1:2182/app');
+    expect(resolved.names.length).toBeGreaterThan(0);
+    for (const { address, port, name } of resolved.names) {
+      expect(name).toBe('localhost');
+      expect(port).toBe(2181);
+      expect(reachedAs(resolved, address, port)).toBe('localhost');
+    }
+    expect(reachedAs(resolved, '127.0.0.1', 2182)).toBe('127.0.0.1');
+  });
+
+  it('an address reached by two entries is expected under the first one written', async () => {
+    const ipFirst = await resolveHosts('127.0.0.1:2181,localhost:2181');
+    expect(ipFirst.connect.split(',').filter((entry) => entry === '127.0.0.1:2181')).toHaveLength(1);
+    expect(reachedAs(ipFirst, '127.0.0.1', 2181)).toBe('127.0.0.1');
+    const nameFirst = await resolveHosts('localhost:2181,127.0.0.1:2181');
+    expect(reachedAs(nameFirst, '127.0.0.1', 2181)).toBe('localhost');
   });
 });

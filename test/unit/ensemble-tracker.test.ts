@@ -22,7 +22,7 @@ function fakeClient() {
 function tracker(configured: string, follow = true) {
   const used: string[] = [];
   let client: NativeClient | undefined;
-  const t = new EnsembleTracker(configured, { get client() { return client; }, useAddresses: (resolved) => used.push(resolved), resolve: (list) => resolveHosts(list) }, follow, false);
+  const t = new EnsembleTracker(configured, { get client() { return client; }, useAddresses: (resolved) => used.push(resolved.connect), resolve: (list) => resolveHosts(list) }, follow, false);
   return { t, used, setClient: (c: NativeClient) => (client = c) };
 }
 
