@@ -93,7 +93,14 @@ export class FaultHarness {
 
   async start(): Promise<void> {
     if (!existsSync(WORKER)) throw new Error(`${WORKER} is missing: run \`npm run build:sample\` first`);
-    this.observer = new ZkConnection({ connectionString: this.ensemble.connectString, sessionTimeoutMs: 10_000, connectTimeoutMs: 60_000 });
+    // followEnsembleConfig off: the observer is a tool, and its /zookeeper/config watch would be counted
+    // among the watches left behind by the clients under test.
+    this.observer = new ZkConnection({
+      connectionString: this.ensemble.connectString,
+      sessionTimeoutMs: 10_000,
+      connectTimeoutMs: 60_000,
+      followEnsembleConfig: false,
+    });
     this.observer.onStateChange((state, id) => this.record('observer', state, id));
     await this.observer.connect();
     for (let i = 0; i < this.options.clients; i++) await this.spawn();
