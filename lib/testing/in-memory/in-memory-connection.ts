@@ -89,7 +89,6 @@ export class InMemoryConnection implements ZkConnectionLike {
     return Promise.resolve();
   }
 
-  /** Closing: the tree drops the session's ephemeral nodes, then the session ends for its users. */
   /** The state of the current session, or `closed`. */
   get state(): ConnectionState | 'connecting' {
     return this.slot.state;
@@ -115,6 +114,7 @@ export class InMemoryConnection implements ZkConnectionLike {
     this.slot.close();
   }
 
+  /** Closing: the tree drops the session's ephemeral nodes, then the session ends for its users. */
   private shutDown(session: InMemorySession | undefined): void {
     clearTimeout(this.expiryTimer);
     if (session && !session.lost.aborted) {
