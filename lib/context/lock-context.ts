@@ -1,7 +1,8 @@
 /**
  * Reentrancy, in one module: the lock context of a request or call (who holds what, and how many
  * holders share it), the rules that let a context answer an acquire itself, the downgrade of a
- * context's own write to a read, and the handle each holder gets.
+ * context's own write to a read. Each holder's handle (its share of the context's lock) is a
+ * HolderHandle (holder-handle.ts).
  *
  * Each incoming request, and each withLock or decorated call made outside any context (a cron job,
  * an event handler, a queue consumer, a script), runs in its own context. Inside one context a
@@ -9,22 +10,15 @@
  * lets go; two holders asking at once share one ZooKeeper node.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { IncompatibleLockError, LockLostError, LockNotHeldError, LockUpgradeError } from '../errors.js';
+import { IncompatibleLockError, LockUpgradeError } from '../errors.js';
 import type { GrantedLock } from '../recipes/granted-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
 import type { NewLocks } from './new-lock.js';
+import { type HeldEntry, HolderHandle } from './holder-handle.js';
 import { DEFAULT_LAYOUT } from '../queue/layouts.js';
-
-/** One lock a context holds, shared by its holders inside the context. */
-interface HeldEntry {
-  readonly lock: GrantedLock;
-  holders: number;
-  /** A semaphore's permits. */
-  readonly permits?: number;
-}
 
 /** Who owns which lock: one request's or call's locks, and the acquires it has in flight. */
 export class LockContext {
@@ -123,7 +117,18 @@ export class ReentrantLocks {
     return this.newLocks.acquire(request, tryOnly, request.owner, undefined);
   }
 
-  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
+  /**
+   * As `acquire`, always as a HolderHandle, for a caller that hooks its release (events and spans,
+   * a minimum hold): outside any context too.
+   */
+  acquireHolder(request: LockRequest, tryOnly: boolean): Promise<HolderHandle | null> {
+    const context = currentLockContext();
+    if (context) return this.acquireInContext(context, request, tryOnly);
+    this.newLocks.assertOpen(request.resource);
+    return this.newLocks.acquire(request, tryOnly, request.owner, undefined).then((lock) => lock && new HolderHandle(lock, undefined, false));
+  }
+
+  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HolderHandle | null> {
     const key = contextKey(this.scope, request.slot, request.lockId);
     if (request.layout !== DEFAULT_LAYOUT) this.assertOneKind(context, request);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
@@ -138,14 +143,14 @@ export class ReentrantLocks {
     if (tryOnly) {
       if (shared) return null; // this context is still waiting for it: not free right now
       const lock = await this.acquireNew(context, request, true);
-      return lock && ReentrantHandle.join(context, key, lock, permits);
+      return lock && HolderHandle.join(context, key, lock, permits);
     }
     if (shared) {
       // Two holders in one context asking at once share one queue entry (each within its own limits).
       if (shared.permits !== permits) {
         throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
       }
-      return ReentrantHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
+      return HolderHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
     }
     const acquiring = this.acquireNew(context, request, false) as Promise<GrantedLock>;
     context.pending.set(key, { lock: acquiring, permits });
@@ -153,7 +158,7 @@ export class ReentrantLocks {
       if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
     };
     acquiring.then(clear, clear);
-    return ReentrantHandle.join(context, key, await acquiring, permits);
+    return HolderHandle.join(context, key, await acquiring, permits);
   }
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
@@ -228,14 +233,14 @@ export class ReentrantLocks {
   }
 
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
-  private joinHeld(context: LockContext, key: string, request: LockRequest): LockHandle | undefined {
+  private joinHeld(context: LockContext, key: string, request: LockRequest): HolderHandle | undefined {
     const { resource, slot, lockId } = request;
     const entry = context.live(this.scope, slot, lockId);
     if (entry) {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
-      return ReentrantHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits);
+      return HolderHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits);
     }
     if (slot === 'write' && context.live(this.scope, 'read', lockId)) throw new LockUpgradeError(resource);
     return undefined;
@@ -274,101 +279,6 @@ async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T>
     throw stopper.explain(error, request.resource);
   } finally {
     stopper.dispose();
-  }
-}
-
-/**
- * One holder's share of a lock held by a context. Each acquire inside the context gets its own
- * handle (released once, like any handle); the ZooKeeper node is deleted when the last one is released.
- */
-export class ReentrantHandle implements LockHandle {
-  private released = false;
-  /** Told after this holder's release, with the error when it failed (LockEvents reports it, when observed). */
-  onReleased: ((error?: unknown) => void) | undefined = undefined;
-
-  private constructor(
-    private readonly context: LockContext,
-    private readonly key: string,
-    private readonly entry: HeldEntry,
-    /** The context already held this lock, or was taking it for another holder: ZooKeeper was not asked. */
-    readonly reentrant: boolean,
-  ) {}
-
-  /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
-  static join(context: LockContext, key: string, lock: GrantedLock, permits?: number): ReentrantHandle {
-    let entry = context.held.get(key);
-    const reentrant = entry?.lock === lock;
-    if (!entry || !reentrant) {
-      entry = { lock, holders: 0, permits };
-      context.held.set(key, entry);
-    }
-    entry.holders += 1;
-    return new ReentrantHandle(context, key, entry, reentrant);
-  }
-
-  get resource(): string {
-    return this.entry.lock.resource;
-  }
-
-  get fencingToken(): string {
-    return this.entry.lock.fencingToken;
-  }
-
-  get signal(): AbortSignal {
-    return this.entry.lock.signal;
-  }
-
-  get releaseRequested(): AbortSignal {
-    return this.entry.lock.releaseRequested;
-  }
-
-  get validUntil(): number {
-    return this.released ? Number.NEGATIVE_INFINITY : this.entry.lock.validUntil;
-  }
-
-  isHeld(): boolean {
-    return !this.released && this.entry.lock.isHeld();
-  }
-
-  assertHeld(forMs?: number): void {
-    if (this.released) throw new LockNotHeldError(this.resource);
-    this.entry.lock.assertHeld(forMs);
-  }
-
-  release(): Promise<void> {
-    const releasing = this.releaseShare();
-    const { onReleased } = this;
-    if (!onReleased) return releasing;
-    return releasing.then(
-      () => onReleased(),
-      (error: unknown) => {
-        onReleased(error ?? new Error('release failed'));
-        throw error;
-      },
-    );
-  }
-
-  private async releaseShare(): Promise<void> {
-    if (this.released) throw new LockNotHeldError(this.resource);
-    this.released = true;
-    this.entry.holders -= 1;
-    if (this.entry.holders > 0) {
-      if (this.signal.aborted) throw this.signal.reason;
-      return;
-    }
-    const registered = this.context.held.get(this.key) === this.entry;
-    if (registered) this.context.held.delete(this.key);
-    if (this.signal.aborted) throw this.signal.reason; // lost or revoked: nothing left to release
-    try {
-      await this.entry.lock.release();
-    } catch (error) {
-      if (error instanceof LockLostError) throw error; // nothing left to release
-      // The node is still there: put everything back so the caller can retry.
-      this.released = false;
-      this.entry.holders += 1;
-      if (registered) this.context.held.set(this.key, this.entry);
-      throw error;
-    }
   }
 }
 

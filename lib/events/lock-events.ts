@@ -1,13 +1,12 @@
 import { Observable, Subject } from 'rxjs';
-import { ReentrantHandle } from '../context/lock-context.js';
+import type { HolderHandle } from '../context/holder-handle.js';
+import type { ReentrantLocks } from '../context/lock-context.js';
 import { type LeadershipLostError, LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
-import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 import type { LockKindOptions, LockMode } from '../recipes/lock-kind.js';
 import type { LockEvent, LockEventTarget, LockSkippedEvent, LockSkipReason } from './lock-event-types.js';
 import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';
-import { ObservedHandle } from './observed-handle.js';
 
 /**
  * The event stream of one LockService, and its spans when OpenTelemetry is there. Nothing is built,
@@ -72,23 +71,23 @@ export class LockEvents {
   }
 
   /**
-   * Runs one acquire with events and spans around it: requested, then its outcome; the handle
-   * returned reports its release, and its lock's loss. Called synchronously by the caller, whose
-   * async context is the spans' parent.
+   * Runs one acquire (`locks.acquireHolder`) with events and spans around it: requested, then its
+   * outcome; the handle returned reports its release (its last release hook), and its lock's loss.
+   * Called synchronously by the caller, whose async context is the spans' parent.
    */
   observe(
     request: LockRequest,
     tryOnly: boolean,
     owner: string | undefined,
-    acquire: () => Promise<LockHandle | null>,
-  ): Promise<LockHandle | null> {
+    locks: ReentrantLocks,
+  ): Promise<HolderHandle | null> {
     const { permits } = request.kind;
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
     const span = this.tracing?.startAcquire(target, request, tryOnly);
     // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
     // async frame of this method kept while it waits.
-    if (!span && !this.observed) return acquire();
-    return this.follow(target, span, request, tryOnly, acquire);
+    if (!span && !this.observed) return locks.acquireHolder(request, tryOnly);
+    return this.follow(target, span, request, tryOnly, locks);
   }
 
   private async follow(
@@ -96,13 +95,13 @@ export class LockEvents {
     span: AcquireSpan | undefined,
     request: LockRequest,
     tryOnly: boolean,
-    acquire: () => Promise<LockHandle | null>,
-  ): Promise<LockHandle | null> {
+    locks: ReentrantLocks,
+  ): Promise<HolderHandle | null> {
     if (this.observed) this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
-    let handle: LockHandle | null;
+    let handle: HolderHandle | null;
     try {
-      handle = await acquire();
+      handle = await locks.acquireHolder(request, tryOnly);
     } catch (error) {
       const waitMs = performance.now() - started;
       span?.failed(waitMs, error);
@@ -116,7 +115,7 @@ export class LockEvents {
       return null;
     }
     // Answered by the lock context from a lock it held or was taking: ZooKeeper was not asked.
-    const reentrant = handle instanceof ReentrantHandle && handle.reentrant;
+    const { reentrant } = handle;
     const fencingToken = handle.fencingToken;
     const hold = span?.granted(grantedAt - started, fencingToken, reentrant);
     if (this.observed) {
@@ -131,12 +130,8 @@ export class LockEvents {
       if (error !== undefined || !this.observed) return;
       this.emit({ type: 'released', ...target, holdMs: performance.now() - grantedAt, reentrant, fencingToken, timestamp: Date.now() });
     };
-    // A context's handle reports its own release; a lock taken outside any context is wrapped.
-    if (handle instanceof ReentrantHandle) {
-      handle.onReleased = released;
-      return handle;
-    }
-    return new ObservedHandle(handle, released);
+    handle.onReleased = released; // the handle's last release hook
+    return handle;
   }
 
   private failure(target: Omit<LockEventTarget, 'timestamp'>, error: unknown, waitMs: number): LockEvent {

@@ -34,7 +34,7 @@ import { LockEvents } from '../events/lock-events.js';
 import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import { LockTracing } from '../events/lock-tracing.js';
 import { checkTickClaim, claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
-import { MinimumHolds } from './minimum-holds.js';
+import { MinimumHolds } from '../context/minimum-holds.js';
 import type { HeldLock, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKindOptions } from '../recipes/lock-kind.js';
 import type { InspectOptions } from '../recipes/inspect.js';
@@ -478,10 +478,13 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    */
   private acquireRequest(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const { holdAtLeastMs } = request;
-    const acquired = this.events.watched
-      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, () => this.reentrantLocks.acquire(request, tryOnly))
-      : this.reentrantLocks.acquire(request, tryOnly);
-    return holdAtLeastMs > 0 ? acquired.then((handle) => handle && this.holds.wrap(handle, holdAtLeastMs)) : acquired;
+    const { watched } = this.events;
+    // Nothing hooks the release: the context's handle, or outside any context the granted lock itself.
+    if (!watched && holdAtLeastMs === 0) return this.reentrantLocks.acquire(request, tryOnly);
+    const acquired = watched
+      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, this.reentrantLocks)
+      : this.reentrantLocks.acquireHolder(request, tryOnly);
+    return holdAtLeastMs > 0 ? acquired.then((handle) => handle && handle.holdUntil(performance.now() + holdAtLeastMs, this.holds)) : acquired;
   }
 }
 
