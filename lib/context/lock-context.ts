@@ -86,9 +86,9 @@ export function runOutsideLockContext<T>(fn: () => T): T {
  * label, unless `owner` names it.
  */
 export function runByLockContextPolicy<T>(policy: 'join' | 'new', fn: () => T, owner?: () => string): T {
-  if (policy === 'join') return runInLockContext(fn, owner);
   const outer = storage.getStore();
-  return runInNewLockContext(fn, owner ?? (outer && (() => outer.owner)));
+  if (policy === 'join' && outer) return fn();
+  return storage.run(new LockContext(owner ?? (outer && (() => outer.owner))), fn);
 }
 
 /**

@@ -132,11 +132,12 @@ export interface RequestDefaults {
 
 /** Checks a caller's acquire options and resolves the defaults. */
 export function checkRequest(resource: string, kind: LockKindOptions & LockPlacement, options: AcquireOptions, defaults: RequestDefaults): LockRequest {
-  validateLockKind(kind);
+  // Each check runs only for an option given (a plain withLock passes none): options are checked once, here.
+  if (kind.mode !== undefined || kind.permits !== undefined) validateLockKind(kind);
   if (options.owner !== undefined && (typeof options.owner !== 'string' || Buffer.byteLength(options.owner) > MAX_OWNER_BYTES)) {
     throw new InvalidOptionsError('owner', `must be a string of at most ${MAX_OWNER_BYTES} UTF-8 bytes (it is stored in the lock node)`);
   }
-  const layout = validateLayout(kind.layout) ?? defaults.layout;
+  const layout = (kind.layout !== undefined && validateLayout(kind.layout)) || defaults.layout;
   const zkPath = kind.zkPath === undefined ? undefined : validateZkPath(kind.zkPath);
   return {
     resource,
@@ -145,11 +146,11 @@ export function checkRequest(resource: string, kind: LockKindOptions & LockPlace
     lockId: lockIdOf(resource, layout, zkPath),
     slot: slotOf(kind, layout),
     kind: { mode: kind.mode, permits: kind.permits },
-    waitTimeoutMs: validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? defaults.waitTimeoutMs,
+    waitTimeoutMs: options.waitTimeoutMs === undefined ? defaults.waitTimeoutMs : validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs'),
     signal: options.signal,
     owner: options.owner,
-    onReleaseRequest: validateReleaseMode(options.onReleaseRequest),
-    holdAtLeastMs: checkMs(options.holdAtLeastMs, 'holdAtLeastMs') ?? 0,
+    onReleaseRequest: options.onReleaseRequest === undefined ? undefined : validateReleaseMode(options.onReleaseRequest),
+    holdAtLeastMs: options.holdAtLeastMs === undefined ? 0 : (checkMs(options.holdAtLeastMs, 'holdAtLeastMs') ?? 0),
   };
 }
 

@@ -8,28 +8,19 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import { InvalidOptionsError, LockLostError, LockTimeoutError, shown } from '../errors.js';
-import {
-  type AcquireOptions,
-  checkRequest,
-  lockIdOf,
-  type LockContextPolicy,
-  type LockPlacement,
-  type LockRequest,
-  type LockTarget,
-  type RequestDefaults,
-  validateLockContext,
-  validateWaitTimeout,
-} from '../context/lock-request.js';
+import { InvalidOptionsError, shown } from '../errors.js';
+import { type AcquireOptions, type LockPlacement, type LockTarget, validateWaitTimeout } from '../context/lock-request.js';
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
-import { validateZkPath } from '../zookeeper/paths.js';
-import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runOutsideLockContext } from '../context/lock-context.js';
+import { ReentrantLocks, currentLockContext, runByLockContextPolicy } from '../context/lock-context.js';
 import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
-import { leadershipInScope } from '../context/leadership-scope.js';
 import { NewLocks } from '../context/new-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
+import { LockAcquirer } from './lock-acquirer.js';
+import { acquireAll } from './acquire-all.js';
+import { findHeldLock } from './held-lock-lookup.js';
+import { sessionInfoOf } from './session-info.js';
 import { LockEvents } from '../events/lock-events.js';
 import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import { LockTracing } from '../events/lock-tracing.js';
@@ -67,13 +58,11 @@ let services = 0;
 @Injectable()
 export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
-  /** This service's locks in the current request's or call's lock context. */
-  private readonly reentrantLocks: ReentrantLocks;
+  /** A call to a handle: the request checked, its context policy, the release hooks. */
+  private readonly acquirer: LockAcquirer;
   private readonly connection: ZkConnectionLike;
   private readonly ownsConnection: boolean;
   private readonly recipes: RecipeSet;
-  /** What a request that does not say gets. */
-  private readonly defaults: RequestDefaults;
   /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
   private readonly shutdown: ShutdownGate;
   private readonly rootAclCheck: 'warn' | 'error' | 'off';
@@ -112,9 +101,10 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
       layout: options.layout,
       onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
     });
-    this.defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
     this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs, this.logger);
-    this.reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
+    const reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
+    const defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
+    this.acquirer = new LockAcquirer(defaults, reentrantLocks, this.events, this.holds, this.elections);
     const logLevel = logEventsLevel(options.logEvents);
     this.logsEvents = logLevel !== undefined;
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
@@ -208,7 +198,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    return this.acquireByPolicy(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
+    return this.acquirer.acquire(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
   }
 
   /**
@@ -216,7 +206,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * Inside a context that already holds it, succeeds at once.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
-    return this.acquireByPolicy(resource, options, true);
+    return this.acquirer.acquire(resource, options, true);
   }
 
   /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
@@ -230,26 +220,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * `waitTimeoutMs` bounds the whole call. Each target may carry its own mode or permits.
    */
   acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
-    return rejectOnThrow(() => this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireAllIn(targets, options, owner)));
-  }
-
-  private async acquireAllIn(targets: readonly LockTarget[], options: AcquireOptions, owner: string | undefined): Promise<LockHandle[]> {
-    const requests = this.canonicalOrder(targets, options).map((request) => withOwner(request, owner));
-    const waitTimeoutMs = validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs') ?? this.defaults.waitTimeoutMs;
-    const deadline = waitTimeoutMs === undefined ? undefined : performance.now() + waitTimeoutMs;
-    const handles: LockHandle[] = [];
-    try {
-      for (const request of requests) {
-        const left = deadline === undefined ? undefined : Math.max(0, deadline - performance.now());
-        handles.push((await this.acquireRequest({ ...request, waitTimeoutMs: left }, false))!);
-      }
-      return handles;
-    } catch (error) {
-      await Promise.allSettled(handles.reverse().map((handle) => handle.release()));
-      // Each lock waited for what was left of the budget; the caller set the whole of it.
-      if (error instanceof LockTimeoutError && waitTimeoutMs !== undefined) throw new LockTimeoutError(error.resource, waitTimeoutMs);
-      throw error;
-    }
+    return acquireAll(this.acquirer, this.recipes.runtime, targets, options);
   }
 
   /**
@@ -264,11 +235,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
     // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
     // queueing behind it, while another independent call still opens its own context and waits.
-    return rejectOnThrow(() => {
-      const policy = validateLockContext(options.lockContext);
-      // The lock itself joins the context `fn` runs in (the new one, with 'new'), so `fn` joins it.
-      return runByLockContextPolicy(policy, () => this.holding(resource, fn, { ...options, lockContext: 'join' }));
-    });
+    return this.acquirer.withLock(resource, fn, options);
   }
 
   /**
@@ -282,21 +249,6 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     return runByLockContextPolicy('new', fn);
   }
 
-  private async holding<T>(resource: string, fn: (lock: LockHandle) => T | Promise<T>, options: AcquireOptions): Promise<T> {
-    const lock = await this.acquire(resource, options);
-    let result: T;
-    try {
-      result = await fn(lock);
-    } finally {
-      // Always release, so a reentrant holder is counted out even when the lock was lost meanwhile.
-      await lock.release().catch((error: unknown) => {
-        if (!(error instanceof LockLostError)) throw error; // the loss is reported below
-      });
-    }
-    if (lock.signal.aborted) throw lock.signal.reason;
-    return result;
-  }
-
   /**
    * The lock the current request or decorated call holds on `resource` (its signal and fencing
    * token), or undefined. This is how a handler guarded by @DistributedLock reaches its lock.
@@ -306,15 +258,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * elsewhere, the current term while this instance leads.
    */
   heldLock(resource: string, placement: LockPlacement = {}): HeldLock | undefined {
-    const layout = validateLayout(placement.layout) ?? this.defaults.layout;
-    const zkPath = placement.zkPath === undefined ? undefined : validateZkPath(placement.zkPath);
-    const context = currentLockContext();
-    return (
-      this.reentrantLocks.held(context, lockIdOf(resource, layout, zkPath)) ??
-      this.reentrantLocks.heldByLabel(context, resource, zkPath) ??
-      leadershipInScope(resource) ??
-      this.elections.leadership(resource)
-    );
+    return findHeldLock(this.acquirer.reentrantLocks, this.elections, this.recipes.layout, resource, placement);
   }
 
   /**
@@ -336,7 +280,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
       const { runtime } = this.recipes;
       const label = resource ?? (zkPath as string);
       const path = runtime.pathFor(label, zkPath);
-      return requestRelease(runtime, path, validateLayout(layout) ?? this.defaults.layout, options);
+      return requestRelease(runtime, path, validateLayout(layout) ?? this.recipes.layout, options);
     });
   }
 
@@ -407,88 +351,6 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
 
   /** The session as a health check reports it: connect string, state, id, timeout, locks held. */
   sessionInfo(): LockSessionInfo {
-    return {
-      connectionString: this.connection.connectionString,
-      state: this.connection.state,
-      sessionId: this.connection.sessionId,
-      sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
-      addon: this.connection.addon,
-      tls: this.connection.tls,
-      heldLocks: this.shutdown.heldCount,
-      elections: this.elections.info(),
-    };
+    return sessionInfoOf(this.connection, this.shutdown.heldCount, this.elections.info());
   }
-
-  private acquireByPolicy(resource: string, options: AcquireOptions, tryOnly: boolean): Promise<LockHandle | null> {
-    return rejectOnThrow(() => {
-      const request = this.requestOf(resource, options, options);
-      this.elections.assertNotElection(resource, request.zkPath);
-      return this.byPolicy(validateLockContext(options.lockContext), (owner) => this.acquireRequest(withOwner(request, owner), tryOnly));
-    });
-  }
-
-  /**
-   * Runs an acquire by its lock context policy: `'new'` takes the lock outside any context (it is
-   * the caller's own, as in a script), its node still naming the context's owner (given to `take`).
-   */
-  private byPolicy<T>(policy: LockContextPolicy, take: (owner: string | undefined) => Promise<T>): Promise<T> {
-    if (policy === 'join') return take(undefined);
-    const owner = currentLockContext()?.owner;
-    return runOutsideLockContext(() => take(owner));
-  }
-
-  private requestOf(resource: string, kind: LockKindOptions & LockPlacement, options: AcquireOptions): LockRequest {
-    return checkRequest(resource, kind, options, this.defaults);
-  }
-
-  /**
-   * The targets checked, each lock once, sorted by their ZooKeeper paths: every process orders the
-   * same locks alike, however it names them (a resource, or the zkPath of the same node).
-   */
-  private canonicalOrder(targets: readonly LockTarget[], options: AcquireOptions): LockRequest[] {
-    if (options.zkPath !== undefined) {
-      throw new InvalidOptionsError('zkPath', 'acquireAll takes each lock\'s zkPath in its target ({ resource, zkPath }), not in the options of all');
-    }
-    const byLock = new Map<string, { request: LockRequest; path: string }>();
-    for (const target of targets) {
-      const { resource, ...kind } = typeof target === 'string' ? { resource: target } : target;
-      const request = this.requestOf(
-        resource,
-        {
-          mode: kind.mode ?? options.mode,
-          permits: kind.permits ?? options.permits,
-          layout: kind.layout ?? options.layout,
-          zkPath: kind.zkPath,
-        },
-        options,
-      );
-      const seen = byLock.get(request.lockId);
-      if (seen && (seen.request.slot !== request.slot || seen.request.kind.permits !== request.kind.permits)) {
-        throw new InvalidOptionsError('resources', `"${resource}" is asked for twice, with different modes or permits`);
-      }
-      this.elections.assertNotElection(resource, request.zkPath);
-      byLock.set(request.lockId, { request, path: this.recipes.runtime.pathFor(resource, request.zkPath) });
-    }
-    return [...byLock.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map(({ request }) => request);
-  }
-
-  /**
-   * One checked request: the lock context answers, or takes a new lock from ZooKeeper; observed,
-   * when events or spans are; held for at least holdAtLeastMs, when asked.
-   */
-  private acquireRequest(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    const { holdAtLeastMs } = request;
-    const { watched } = this.events;
-    // Nothing hooks the release: the context's handle, or outside any context the granted lock itself.
-    if (!watched && holdAtLeastMs === 0) return this.reentrantLocks.acquire(request, tryOnly);
-    const acquired = watched
-      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, this.reentrantLocks)
-      : this.reentrantLocks.acquireHolder(request, tryOnly);
-    return holdAtLeastMs > 0 ? acquired.then((handle) => handle && handle.holdUntil(performance.now() + holdAtLeastMs, this.holds)) : acquired;
-  }
-}
-
-/** The request, its node naming `owner` when the caller named none. */
-function withOwner(request: LockRequest, owner: string | undefined): LockRequest {
-  return owner === undefined || request.owner !== undefined ? request : { ...request, owner };
 }
