@@ -113,7 +113,7 @@ export class ReentrantLocks {
   acquire(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
     const context = currentLockContext();
     if (context) return this.acquireInContext(context, request, tryOnly);
-    this.newLocks.assertOpen(request.resource);
+    this.newLocks.gate.assertOpen(request.resource);
     return this.newLocks.acquire(request, tryOnly, request.owner, undefined);
   }
 
@@ -124,7 +124,7 @@ export class ReentrantLocks {
   acquireHolder(request: LockRequest, tryOnly: boolean): Promise<HolderHandle | null> {
     const context = currentLockContext();
     if (context) return this.acquireInContext(context, request, tryOnly);
-    this.newLocks.assertOpen(request.resource);
+    this.newLocks.gate.assertOpen(request.resource);
     return this.newLocks.acquire(request, tryOnly, request.owner, undefined).then((lock) => lock && new HolderHandle(lock, undefined, false));
   }
 
@@ -137,7 +137,7 @@ export class ReentrantLocks {
     if (ownWrite) await ownWrite;
     const joined = this.joinHeld(context, key, request);
     if (joined) return joined;
-    this.newLocks.assertOpen(request.resource);
+    this.newLocks.gate.assertOpen(request.resource);
     const shared = context.pending.get(key);
     const { permits } = request.kind;
     if (tryOnly) {

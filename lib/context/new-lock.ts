@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import type { GrantedLock } from '../recipes/granted-lock.js';
 import type { RecipeSet } from '../recipes/recipe-set.js';
-import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRequest } from './lock-request.js';
 import type { ShutdownGate } from './shutdown-gate.js';
 
@@ -16,13 +15,9 @@ export class NewLocks {
 
   constructor(
     private readonly recipes: RecipeSet,
-    private readonly gate: ShutdownGate,
+    /** What shutdown does to the locks taken here; `gate.assertOpen` refuses new ones once it began. */
+    readonly gate: ShutdownGate,
   ) {}
-
-  /** @throws LockServiceClosedError once shutdown has begun */
-  assertOpen(resource: string): void {
-    this.gate.assertOpen(resource);
-  }
 
   /**
    * A new lock for `request`, its node naming `owner`; with `under`, a read taken under that held
@@ -49,7 +44,7 @@ export class NewLocks {
 
   /** Picks the recipe and starts its acquire (see the heap rule of `acquire`). */
   private start(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: GrantedLock | undefined): Promise<GrantedLock | null> {
-    return rejectOnThrow(() => {
+    try {
       const { recipes, gate } = this;
       const data = this.nodeData(owner);
       if (under) {
@@ -68,7 +63,9 @@ export class NewLocks {
         onEnd: gate.forget,
       };
       return recipe.take(request.resource, options, tryOnly);
-    });
+    } catch (error) {
+      return Promise.reject(error as Error); // bad options or a bad name: a rejection, as every failure of an acquire
+    }
   }
 
   /** What a lock node stores about its holder: host, pid and, when known, the request or job. */

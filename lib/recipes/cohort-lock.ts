@@ -3,7 +3,6 @@ import { busy, Cohort } from './cohort.js';
 import { FairLock } from './fair-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import type { GrantedLock } from './granted-lock.js';
-import { rejectOnThrow } from '../shared/promises.js';
 import type { LockRecipe, LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { checkMs } from '../shared/durations.js';
 
@@ -98,7 +97,7 @@ export class CohortLock implements LockRecipe {
    * (heap per waiting acquire). @internal
    */
   take(resource: string, options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
-    return rejectOnThrow(() => {
+    try {
       const { zkPath } = options;
       const tables = this.tablesFor(zkPath);
       const key = zkPath ?? resource;
@@ -110,7 +109,9 @@ export class CohortLock implements LockRecipe {
         cohort = this.openCohort(resource, zkPath, tables.cohorts, key);
       }
       return cohort.acquire(options, tryOnly);
-    });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   /** The only caller of the process on its lock: its own node, marked until it has no lock. */

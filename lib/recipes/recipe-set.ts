@@ -1,6 +1,8 @@
 import { type LockKindOptions, validatePermits } from './lock-kind.js';
 import type { GrantedLock } from './granted-lock.js';
 import { type InspectOptions, inspectLock } from './inspect.js';
+import { type InspectAllOptions, inspectAll, type LockOverview } from './inspect-all.js';
+import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from './release-request.js';
 import type { LockInspection } from './lock-inspection.js';
 import type { SessionSource } from '../queue/queue.types.js';
 import { type ClientIdentity, strangersWhoMayWrite } from '../zookeeper/zk-acl.js';
@@ -185,6 +187,22 @@ export class RecipeSet {
 
   async inspect(resource: string, options: InspectOptions = {}): Promise<LockInspection> {
     return this.withLocalWaiters(await inspectLock(this.runtime, resource, options));
+  }
+
+  /** Every lock under rootPath (see inspectAll), with the callers of this process waiting in its cohort queues. */
+  async inspectAll(options: InspectAllOptions): Promise<LockOverview> {
+    const overview = await inspectAll(this.runtime, options);
+    return { ...overview, locks: overview.locks.map((lock) => this.withLocalWaiters(lock)) };
+  }
+
+  /** A release request (see release-request.ts) to the holders of a resource, or of `{ zkPath, layout }`. */
+  requestRelease(
+    target: string | { resource?: string; zkPath?: string; layout?: LockLayout },
+    options: ReleaseRequestOptions,
+  ): Promise<ReleaseRequestResult> {
+    const { resource, zkPath, layout } = releaseTarget(target);
+    const path = this.runtime.pathFor(resource ?? (zkPath as string), zkPath);
+    return requestRelease(this.runtime, path, validateLayout(layout) ?? this.layout, options);
   }
 
   /**

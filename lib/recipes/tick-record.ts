@@ -121,6 +121,8 @@ export function intervalSlackMs(periodMs: number): number {
  * server stamped on it. `stop` (the caller's lock signal) ends the retries through connection loss.
  */
 export async function claimTick(runtime: RecipeRuntime, resource: string, claim: TickClaim, stop: AbortSignal): Promise<TickClaimResult> {
+  checkTickClaim(claim);
+  runtime.pathOf(resource); // a name that cannot be a lock cannot name a record either
   const path = tickRecordPath(runtime.rootPath, resource, claim.job);
   const session = await runtime.sessions.session(stop);
   const token = randomUUID();

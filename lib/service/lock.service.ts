@@ -1,50 +1,27 @@
 import type { Observable } from 'rxjs';
-import {
-  type BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationShutdown,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
-import { InvalidOptionsError, shown } from '../errors.js';
-import { type AcquireOptions, type LockPlacement, type LockTarget, validateWaitTimeout } from '../context/lock-request.js';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { AcquireOptions, LockPlacement, LockTarget } from '../context/lock-request.js';
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
-import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
-import { ReentrantLocks, currentLockContext, runByLockContextPolicy } from '../context/lock-context.js';
-import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
-import { ShutdownGate } from '../context/shutdown-gate.js';
-import { NewLocks } from '../context/new-lock.js';
+import type { ReleaseRequestOptions, ReleaseRequestResult } from '../recipes/release-request.js';
+import { currentLockContext, runByLockContextPolicy } from '../context/lock-context.js';
+import { describeLockEvent } from '../events/lock-event-logger.js';
 import { rejectOnThrow } from '../shared/promises.js';
-import { LockAcquirer } from './lock-acquirer.js';
 import { acquireAll } from './acquire-all.js';
 import { findHeldLock } from './held-lock-lookup.js';
 import { sessionInfoOf } from './session-info.js';
-import { LockEvents } from '../events/lock-events.js';
 import type { LockEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
-import { LockTracing } from '../events/lock-tracing.js';
-import { checkTickClaim, claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
-import { MinimumHolds } from '../context/minimum-holds.js';
+import { claimTick, type TickClaim, type TickClaimResult } from '../recipes/tick-record.js';
 import type { HeldLock, LockHandle } from '../recipes/lock-handle.js';
 import type { LockKindOptions } from '../recipes/lock-kind.js';
 import type { InspectOptions } from '../recipes/inspect.js';
 import type { LockInspection } from '../recipes/lock-inspection.js';
-import { type InspectAllOptions, inspectAll, type LockOverview } from '../recipes/inspect-all.js';
-import { RecipeSet } from '../recipes/recipe-set.js';
-import { type ClientIdentity, ownerAcl } from '../zookeeper/zk-acl.js';
+import type { InspectAllOptions, LockOverview } from '../recipes/inspect-all.js';
 import { ZK_LOCK_MODULE_OPTIONS } from './zk-lock.module-definition.js';
 import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
-import { ZkConnection } from '../zookeeper/zk-connection.js';
-import { pickConnectionOptions } from '../zookeeper/zk-connection.options.js';
-import { startupError } from '../zookeeper/zk-errors.js';
-import { refuseUnknownModuleOptions } from './known-options.js';
-import type { ConnectionState, ConnectionStateListener, ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
+import type { ConnectionState, ConnectionStateListener } from '../zookeeper/zk-connection-like.js';
 import type { Election, ElectOptions } from './election.js';
-import { ElectionRegistry } from './election-registry.js';
+import { checkRootAcl, lockServiceParts, type LockServiceParts } from './lock-service.parts.js';
 
-const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
-let services = 0;
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
  * the options supply), opened at module init; at shutdown what is still held is released and the
@@ -58,72 +35,10 @@ let services = 0;
 @Injectable()
 export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('ZkLock');
-  /** A call to a handle: the request checked, its context policy, the release hooks. */
-  private readonly acquirer: LockAcquirer;
-  private readonly connection: ZkConnectionLike;
-  private readonly ownsConnection: boolean;
-  private readonly recipes: RecipeSet;
-  /** The locks taken from ZooKeeper, and what shutdown does to them and to the callers waiting. */
-  private readonly shutdown: ShutdownGate;
-  private readonly rootAclCheck: 'warn' | 'error' | 'off';
-  private readonly events: LockEvents;
-  /** What to undo at shutdown: listeners on the connection and the event log. */
-  private readonly detach: (() => void)[] = [];
-  /** Locks released by their callers before their holdAtLeastMs was over. */
-  private readonly holds = new MinimumHolds((error) => this.logger.warn(`Releasing a lock after its minimum hold failed: ${String(error)}`));
-  /** Whether lock events are logged (a skipped run is logged at debug level when they are not). */
-  private readonly logsEvents: boolean;
-  /** The elections this service takes part in. */
-  private readonly elections: ElectionRegistry;
+  private readonly parts: LockServiceParts;
 
   constructor(@Inject(ZK_LOCK_MODULE_OPTIONS) options: ZkLockModuleOptions) {
-    refuseUnknownModuleOptions(options);
-    const defaultWaitTimeoutMs = validateWaitTimeout(options.defaultWaitTimeoutMs, 'defaultWaitTimeoutMs');
-    const shutdownGraceMs = validateWaitTimeout(options.shutdownGraceMs, 'shutdownGraceMs') ?? DEFAULT_SHUTDOWN_GRACE_MS;
-    this.ownsConnection = !options.connection;
-    this.shutdown = new ShutdownGate(shutdownGraceMs, !this.ownsConnection, (message) => this.logger.warn(message));
-    // ZkConnection checks connectionString itself: required unless a connection is supplied.
-    this.connection = options.connection ?? new ZkConnection(pickConnectionOptions(options));
-    if (![undefined, 'warn', 'error', 'off'].includes(options.rootAclCheck)) {
-      throw new InvalidOptionsError('rootAclCheck', `must be 'warn', 'error' or 'off', got ${shown(options.rootAclCheck)}`);
-    }
-    this.rootAclCheck = options.rootAclCheck ?? 'warn';
-    if (![undefined, true, false].includes(options.tracing)) {
-      throw new InvalidOptionsError('tracing', `must be true or false (false: no spans even with @opentelemetry/api installed), got ${shown(options.tracing)}`);
-    }
-    this.events = new LockEvents(LockTracing.create(options.tracing));
-    this.recipes = new RecipeSet(this.connection, {
-      rootPath: options.rootPath,
-      acl: options.acl ?? ownerAcl(this.identity),
-      connectWaitMs: this.connection.connectTimeoutMs,
-      tokenEpoch: options.tokenEpoch,
-      cohort: options.cohort,
-      layout: options.layout,
-      onBackgroundError: (error) => this.logger.warn(`Lock clean-up failed and will be left to the session: ${String(error)}`),
-    });
-    this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs, this.logger);
-    const reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
-    const defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: this.recipes.layout };
-    this.acquirer = new LockAcquirer(defaults, reentrantLocks, this.events, this.holds, this.elections);
-    const logLevel = logEventsLevel(options.logEvents);
-    this.logsEvents = logLevel !== undefined;
-    const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
-    if (logging) this.detach.push(() => logging.unsubscribe());
-    const forgetState = this.connection.onStateChange((state, sessionId) => {
-      if (state === 'lost') {
-        this.logger.warn(
-          `ZooKeeper session 0x${sessionId} was lost: every lock held through it is lost (its holder's signal aborted ` +
-            'with LockLostError). Opening a new session.',
-        );
-      }
-      this.events.connection(state, sessionId);
-    });
-    this.detach.push(forgetState);
-  }
-
-  /** Who the connection authenticates as, for ACLs. */
-  private get identity(): ClientIdentity {
-    return { digest: this.connection.digest, saslNames: this.connection.sasl?.names };
+    this.parts = lockServiceParts(options, this.logger);
   }
 
   /**
@@ -131,18 +46,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * ACL of rootPath (see rootAclCheck).
    */
   async onModuleInit(): Promise<void> {
-    await this.connection.connect();
-    if (this.rootAclCheck === 'off') return;
-    const problem = await this.recipes.rootAclProblem(this.identity).catch((error: unknown) => {
-      throw startupError(error, this.connection.connectionString, this.recipes.runtime.rootPath);
-    });
-    if (!problem) return;
-    if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
-    // Without an identity (digest or SASL) nothing can be protected: an open rootPath is what such
-    // a setup looks like, not a fault, and a warning at every start would teach users to ignore
-    // warnings. With one, the user asked for protection and did not get it: that is worth a warning.
-    if (this.connection.digest === undefined && this.connection.sasl === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
-    else this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
+    await this.parts.connection.connect();
+    await checkRootAcl(this.parts, this.logger);
   }
 
   /**
@@ -151,7 +56,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * destroy hooks run after this one tear down what the leader's work uses.
    */
   async onModuleDestroy(): Promise<void> {
-    await this.elections.closeAll();
+    await this.parts.elections.closeAll();
   }
 
   /**
@@ -160,9 +65,9 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * them: their signal aborts with a LockLostError saying the application is stopping.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.holds.releaseAll(); // a minimum hold is not a holder still running: it gets no grace
+    await this.parts.holds.releaseAll(); // a minimum hold is not a holder still running: it gets no grace
     // (Elections were left at onModuleDestroy; again here for an application that skipped that hook.)
-    await Promise.all([this.elections.closeAll(), this.shutdown.begin()]);
+    await Promise.all([this.parts.elections.closeAll(), this.parts.shutdown.begin()]);
   }
 
   /**
@@ -170,10 +75,10 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * closes the session unless it was supplied.
    */
   async onApplicationShutdown(): Promise<void> {
-    await this.shutdown.finish();
-    if (this.ownsConnection) this.connection.close();
+    await this.parts.shutdown.finish();
+    if (this.parts.ownsConnection) this.parts.connection.close();
     // A supplied connection outlives this service: stop listening to it.
-    for (const stop of this.detach.splice(0)) stop();
+    for (const stop of this.parts.detach.splice(0)) stop();
   }
 
   /**
@@ -186,8 +91,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    *   LockServiceClosedError once shutdown has begun.
    */
   elect(group: string, options: ElectOptions = {}): Election {
-    this.shutdown.assertOpen(group);
-    return this.elections.elect(group, { ...options, layout: validateLayout(options.layout) });
+    this.parts.shutdown.assertOpen(group);
+    return this.parts.elections.elect(group, { ...options, layout: validateLayout(options.layout) });
   }
 
   /**
@@ -198,7 +103,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    *   by a context holding only the read; IncompatibleLockError when the name is used by another kind.
    */
   acquire(resource: string, options: AcquireOptions = {}): Promise<LockHandle> {
-    return this.acquirer.acquire(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
+    return this.parts.acquirer.acquire(resource, options, false) as Promise<LockHandle>; // never null when not tryOnly
   }
 
   /**
@@ -206,7 +111,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * Inside a context that already holds it, succeeds at once.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitTimeoutMs' | 'signal'> = {}): Promise<LockHandle | null> {
-    return this.acquirer.acquire(resource, options, true);
+    return this.parts.acquirer.acquire(resource, options, true);
   }
 
   /** A semaphore's lease: up to `permits` holders of `resource` at once (same as `acquire` with permits). */
@@ -220,7 +125,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * `waitTimeoutMs` bounds the whole call. Each target may carry its own mode or permits.
    */
   acquireAll(targets: readonly LockTarget[], options: AcquireOptions = {}): Promise<LockHandle[]> {
-    return acquireAll(this.acquirer, this.recipes.runtime, targets, options);
+    return acquireAll(this.parts.acquirer, this.parts.recipes.runtime, targets, options);
   }
 
   /**
@@ -235,7 +140,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     // Outside a request (an event handler, a queue consumer, a script) this call opens the lock
     // context: what `fn` does (withLock again, @DistributedLock methods) joins this lock instead of
     // queueing behind it, while another independent call still opens its own context and waits.
-    return this.acquirer.withLock(resource, fn, options);
+    return this.parts.acquirer.withLock(resource, fn, options);
   }
 
   /**
@@ -258,7 +163,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * elsewhere, the current term while this instance leads.
    */
   heldLock(resource: string, placement: LockPlacement = {}): HeldLock | undefined {
-    return findHeldLock(this.acquirer.reentrantLocks, this.elections, this.recipes.layout, resource, placement);
+    return findHeldLock(this.parts.acquirer.reentrantLocks, this.parts.elections, this.parts.recipes.layout, resource, placement);
   }
 
   /**
@@ -275,13 +180,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     target: string | { resource?: string; zkPath?: string; layout?: LockLayout },
     options: ReleaseRequestOptions = {},
   ): Promise<ReleaseRequestResult> {
-    return rejectOnThrow(() => {
-      const { resource, zkPath, layout } = releaseTarget(target);
-      const { runtime } = this.recipes;
-      const label = resource ?? (zkPath as string);
-      const path = runtime.pathFor(label, zkPath);
-      return requestRelease(runtime, path, validateLayout(layout) ?? this.recipes.layout, options);
-    });
+    return rejectOnThrow(() => this.parts.recipes.requestRelease(target, options));
   }
 
   /**
@@ -290,7 +189,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * `{ zkPath, layout }`, a lock shared with Curator or kazoo services, read by that layout's rules.
    */
   inspect(resource: string, options: InspectOptions = {}): Promise<LockInspection> {
-    return this.recipes.inspect(resource, options);
+    return this.parts.recipes.inspect(resource, options);
   }
 
   /**
@@ -298,9 +197,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * those of `paths` and `scan` (Curator's and kazoo's locks), by path.
    * Read-only: never creates rootPath. For dashboards such as ZkLockViewModule.
    */
-  async inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
-    const overview = await inspectAll(this.recipes.runtime, options);
-    return { ...overview, locks: overview.locks.map((lock) => this.recipes.withLocalWaiters(lock)) };
+  inspectAll(options: InspectAllOptions = {}): Promise<LockOverview> {
+    return rejectOnThrow(() => this.parts.recipes.inspectAll(options));
   }
 
   /**
@@ -312,11 +210,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * @throws InvalidOptionsError for a claim without a job, a schedule, or a tick or period.
    */
   claimTick(resource: string, claim: TickClaim, options: { signal?: AbortSignal } = {}): Promise<TickClaimResult> {
-    return rejectOnThrow(() => {
-      checkTickClaim(claim);
-      this.recipes.runtime.pathOf(resource); // a name that cannot be a lock cannot name a record either
-      return claimTick(this.recipes.runtime, resource, claim, options.signal ?? new AbortController().signal);
-    });
+    return claimTick(this.parts.recipes.runtime, resource, claim, options.signal ?? new AbortController().signal);
   }
 
   /**
@@ -325,18 +219,18 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * skips runs itself.
    */
   reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
-    const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.elections.isElection(resource));
-    if (!this.logsEvents) this.logger.debug(describeLockEvent(event));
+    const event = this.parts.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.parts.elections.isElection(resource));
+    if (!this.parts.logsEvents) this.logger.debug(describeLockEvent(event));
   }
 
   /** The ZooKeeper connection's state. */
   get connectionState(): ConnectionState | 'connecting' {
-    return this.connection.state;
+    return this.parts.connection.state;
   }
 
   /** Listens to connection state changes; returns the function that stops listening. */
   onConnectionStateChange(listener: ConnectionStateListener): () => void {
-    return this.connection.onStateChange(listener);
+    return this.parts.connection.onStateChange(listener);
   }
 
   /**
@@ -346,11 +240,11 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * While no one subscribes, the lock path builds no events at all.
    */
   get events$(): Observable<LockEvent> {
-    return this.events.events$;
+    return this.parts.events.events$;
   }
 
   /** The session as a health check reports it: connect string, state, id, timeout, locks held. */
   sessionInfo(): LockSessionInfo {
-    return sessionInfoOf(this.connection, this.shutdown.heldCount, this.elections.info());
+    return sessionInfoOf(this.parts.connection, this.parts.shutdown.heldCount, this.parts.elections.info());
   }
 }
