@@ -18,7 +18,7 @@ module.exports = {
     ),
     error(
       'no-nest-below-the-service',
-      { path: '^lib/(context|recipes|queue|zookeeper|shared)/|^lib/errors\\.ts$' },
+      { path: '^lib/(context|recipes|queue|zookeeper|shared)/|^lib/(errors|error-base)\\.ts$' },
       { path: '^node_modules/(@nestjs/|rxjs/)' },
       'The reentrancy rules, the recipes, the queue internals and the session work with plain `new`: no Nest, no rxjs.',
     ),

@@ -4,13 +4,9 @@
  * them into one of these.
  */
 
-/** Base class of every error thrown by nestjs-zk-lock. */
-export class ZkLockError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+import { AUTHENTICATION_ADVICE, describe, forPeople, type LockLossReason, shown, ZkLockError } from './error-base.js';
+
+export { AUTHENTICATION_ADVICE, type LockLossReason, shown, ZkLockError };
 
 /** `acquire` waited `waitTimeoutMs` and the lock was still held by someone else. */
 export class LockTimeoutError extends ZkLockError {
@@ -37,20 +33,6 @@ export class LockAbortedError extends ZkLockError {
     });
   }
 }
-
-/**
- * Why a lock was lost:
- * - `lease-expired`: no answer from ZooKeeper for the lease (session timeout less leaseMarginMs), so
- *   the session was ended before the server could expire it: the holder is told before anyone else
- *   can be granted the lock (the session may in fact have lived: a spurious loss is the price);
- * - `session-expired`: the server expired the session;
- * - `disconnected`: disconnected for the whole session timeout (with no lock in use, so no lease);
- * - `closed`: the connection was closed by the application;
- * - `revoked`: taken away: at shutdown after shutdownGraceMs, at another service's release request
- *   (`onReleaseRequest: 'release'`), or its node deleted by a forced release request;
- * - `session-ended`: another end of the session (no new handle could resume it).
- */
-export type LockLossReason = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'revoked' | 'session-ended';
 
 /**
  * The lock is no longer held: its session's lease ran out, or the session expired or was declared
@@ -201,11 +183,6 @@ export class ZkTlsError extends ZkConnectionError {
   }
 }
 
-/** What a client refused for want of authentication should be given (a refused lock operation). */
-export const AUTHENTICATION_ADVICE =
-  'the credentials the servers require: the `sasl` option where they require SASL (zookeeper.sessionRequireClientSASLAuth=true, ' +
-  'or enforce.auth.schemes=sasl), or `digest` where enforce.auth.schemes lists digest; and check them against what the servers know';
-
 /**
  * SASL authentication failed, so no session was opened (at start-up, within connectTimeoutMs), or a
  * session could not authenticate again (its locks are then lost, as on any session loss). `failure`:
@@ -314,21 +291,4 @@ export class LockUpgradeError extends ZkLockError {
         'from the start (holding the write, a read is granted at once).',
     );
   }
-}
-
-/** A value given by a user, for an error message: at most 200 characters of it. */
-export function shown(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
-}
-
-/** A duration as a person reads it: whole ms, or one decimal below 10 ms (a measured 2999.99721 is 3000). */
-function forPeople(ms: number): number {
-  return ms >= 10 ? Math.round(ms) : Math.round(ms * 10) / 10;
-}
-
-function describe(value: unknown): string {
-  if (typeof value !== 'string') return `(a ${value === null ? 'null' : typeof value}, not a string)`;
-  const shown = value.length > 60 ? `${value.slice(0, 60)}… (${value.length} characters)` : value;
-  return JSON.stringify(shown);
 }
