@@ -67,7 +67,7 @@ describe('LockService in a Nest application, on a real ZooKeeper', () => {
     const rootPath = uniqueRoot('lostwhile');
     const { application, locks } = await app({ rootPath });
     // Reach the session the service uses, to expire it from outside as a pause would.
-    const connection = (locks as unknown as { connection: { sessionCredentials(): { id: string; password: string } } }).connection;
+    const connection = (locks as unknown as { parts: { connection: { sessionCredentials(): { id: string; password: string } } } }).parts.connection;
     const result = locks.withLock('w', async (lock) => {
       await expireSession(zk.connectString, connection.sessionCredentials());
       if (!lock.signal.aborted) await new Promise((resolve) => lock.signal.addEventListener('abort', resolve));

@@ -39,7 +39,7 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
     const observer = await connect();
     for (const tick of [1, 2, 3, 4, 5]) await a.claimTick('jobs:shared', { job: 'Jobs.one', schedule: 'cron 0 * * * * *', tick });
     expect((await a.claimTick('jobs:shared', { job: 'Jobs.two', schedule: 'cron 0 * * * * *', tick: 5 })).claimed).toBe(true);
-    const path = tickRecordPath((a as unknown as { recipes: { runtime: { rootPath: string } } }).recipes.runtime.rootPath, 'jobs:shared', 'Jobs.one');
+    const path = tickRecordPath((a as unknown as { parts: { recipes: { runtime: { rootPath: string } } } }).parts.recipes.runtime.rootPath, 'jobs:shared', 'Jobs.one');
     const folder = path.slice(0, path.lastIndexOf('/'));
     expect((await childrenOf(observer, folder)).sort()).toEqual(['Jobs.one', 'Jobs.two']);
     const session = await observer.session();
@@ -122,7 +122,7 @@ describe('tick claims and minimum holds on a real ZooKeeper', () => {
     await taken!.release();
 
     const [c, d] = await services2('hold-lost');
-    const connection = (c as unknown as { connection: ZkConnection }).connection;
+    const connection = (c as unknown as { parts: { connection: ZkConnection } }).parts.connection;
     await (await c.acquire('jobs:lost', { holdAtLeastMs: 60_000 })).release();
     expect(await d.tryAcquire('jobs:lost')).toBeNull();
     await expireSession(connection);
