@@ -1518,6 +1518,15 @@ public:
     Napi::Value GetTimeout(const Napi::CallbackInfo &info) {
         return Napi::Number::New(info.Env(), zhandle != 0 ? zoo_recv_timeout(zhandle) : -1);
     }
+    // The server of the current connection ("host:port", an IPv6 address in brackets), or null while
+    // not connected: the C client's zoo_get_current_server names the address it last tried then.
+    Napi::Value GetCurrentServer(const Napi::CallbackInfo &info) {
+        Napi::Env env = info.Env();
+        if (!zhandle || is_closed) return env.Null();
+        int state = zoo_state(zhandle);
+        if (state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE) return env.Null();
+        return Napi::String::New(env, zoo_get_current_server(zhandle));
+    }
     Napi::Value GetIsUnrecoverable(const Napi::CallbackInfo &info) {
         return Napi::Number::New(info.Env(), zhandle != 0 ? is_unrecoverable(zhandle) : 0);
     }
@@ -1683,6 +1692,7 @@ Napi::Function ZooKeeper::Define(Napi::Env env) {
         InstanceAccessor<&ZooKeeper::GetClientId>("client_id", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetClientPassword>("client_password", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetTimeout>("timeout", napi_enumerable),
+        InstanceAccessor<&ZooKeeper::GetCurrentServer>("current_server", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetIsUnrecoverable>("is_unrecoverable", napi_enumerable),
 
         W::StaticValue("ZOO_OPEN_ACL_UNSAFE", aclObject(env, ZOO_PERM_ALL, "world", "anyone"), napi_enumerable),
