@@ -5,6 +5,8 @@ import type { Logger } from '@nestjs/common';
  * `await app.listen()`, which resolves after the bootstrap hooks.
  */
 const CHECK_AFTER_MS = 1000;
+/** Said once per process, however many applications it starts. */
+let warned = false;
 
 /**
  * Warns once per process when an application that takes part in elections would die on SIGTERM
@@ -29,5 +31,3 @@ export function checkShutdownHooksSoon(logger: Pick<Logger, 'warn'>, usesElectio
   timer.unref();
   return () => clearTimeout(timer);
 }
-
-let warned = false;
