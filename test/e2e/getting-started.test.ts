@@ -8,11 +8,11 @@
  *
  * The app sits under build/ and finds its packages in this repository's node_modules (the same
  * Nest, @nestjs/config, @nestjs/schedule and Vitest a new app installs), nestjs-zk-lock being this
- * repository's build (`npm run build`): no registry, and one copy of Nest. The packed tarball in a
- * freshly installed app is test-packaging.sh's job.
+ * repository's build (`npm run build`) copied into the app's node_modules: no registry, and one
+ * copy of Nest. The packed tarball in a freshly installed app is test-packaging.sh's job.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -130,8 +130,13 @@ describe('docs/getting-started.md, built from its code blocks', () => {
     }
     // The page's .env names a local server; this test's server is elsewhere.
     writeFileSync(join(app, '.env'), files.get('.env')!.replace(/^ZK_CONNECT=.*$/m, `ZK_CONNECT=${zk.connectString}`));
-    mkdirSync(join(app, 'node_modules'));
-    symlinkSync(repo, join(app, 'node_modules/nestjs-zk-lock'), 'dir');
+    // nestjs-zk-lock as an install lays it out: package.json and dist/ in node_modules (so that
+    // Vitest loads it as a dependency), the native addon this repository built.
+    const installed = join(app, 'node_modules/nestjs-zk-lock');
+    mkdirSync(installed, { recursive: true });
+    cpSync(join(repo, 'package.json'), join(installed, 'package.json'));
+    cpSync(join(repo, 'dist'), join(installed, 'dist'), { recursive: true });
+    symlinkSync(join(repo, 'native'), join(installed, 'native'), 'dir');
     await run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: app });
   });
 
