@@ -11,6 +11,7 @@
  * repository's build (`npm run build`) copied into the app's node_modules: no registry, and one
  * copy of Nest. The packed tarball in a freshly installed app is test-packaging.sh's job.
  */
+import 'reflect-metadata';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -18,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockService } from '../../lib/index.js';
 import { eventually, useZooKeeper } from '../support/zk-fixtures.js';
 
 const run = promisify(execFile);
@@ -96,6 +98,7 @@ describe('docs/getting-started.md, built from its code blocks', () => {
   const zk = useZooKeeper();
   const app = join(repo, 'build', `getting-started-${process.pid}`);
   const instances: Instance[] = [];
+  let observer: LockService;
 
   async function start(): Promise<Instance> {
     const port = await freePort();
@@ -138,11 +141,14 @@ describe('docs/getting-started.md, built from its code blocks', () => {
     cpSync(join(repo, 'dist'), join(installed, 'dist'), { recursive: true });
     symlinkSync(join(repo, 'native'), join(installed, 'native'), 'dir');
     await run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: app });
+    observer = new LockService({ connectionString: zk.connectString, rootAclCheck: 'off' });
+    await observer.onModuleInit();
   });
 
   afterAll(async () => {
     for (const { child } of instances) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(instances.map(({ exited }) => exited));
+    await observer?.onApplicationShutdown();
     rmSync(app, { recursive: true, force: true });
   });
 
@@ -159,9 +165,11 @@ describe('docs/getting-started.md, built from its code blocks', () => {
     expect([await role(a), await role(b)].sort()).toEqual(['follower', 'leader']);
     expect(leads(a) + leads(b)).toBe(1);
 
-    // The export on one instance makes the other answer 409 while it runs.
+    // The export on one instance makes the other answer 409 while it runs (once it holds the lock,
+    // as an observer on the same ZooKeeper sees).
     const first = fetch(url(a, '/export'), { method: 'POST' });
-    await eventually(async () => (await fetch(url(b, '/export'), { method: 'POST' })).status === 409, { what: 'a 409 from the other instance' });
+    await eventually(async () => (await observer.inspect('orders-export')).holders.length === 1, { what: 'the first export holding its lock' });
+    expect((await fetch(url(b, '/export'), { method: 'POST' })).status).toBe(409);
     expect(await (await first).json()).toEqual({ exported: true });
 
     // A service call under withLock, through the controller.

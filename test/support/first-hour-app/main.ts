@@ -4,15 +4,15 @@
  * A guarded one-second @Cron, and a leader role (@OnLeadership, @Leader). Configured from the
  * environment: ZK_CONNECT, ROOT_PATH, INSTANCE; LOG_EVENTS (`debug`: logEvents 'debug'); NO_HOOKS
  * (`1`: no enableShutdownHooks). Prints, on stdout besides Nest's own log lines:
- * `ready <INSTANCE> leads=<true|false>`: init resolved, and what a @Leader call made right then
- * returned; `elected <INSTANCE> <real ms>` at the start of each term (the real clock, comparable
+ * `ready <INSTANCE> leads=<true|false> session=<ms>`: init resolved, what a @Leader call made right
+ * then returned, and the session timeout the server granted; `elected <INSTANCE> <real ms>` at the start of each term (the real clock, comparable
  * across the processes of one machine).
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
-import { DistributedLock, Leader, OnLeadership, ZkLockModule } from '../../../lib/index.js';
+import { DistributedLock, Leader, LockService, OnLeadership, ZkLockModule } from '../../../lib/index.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -56,4 +56,5 @@ class FirstHourModule {}
 const app = await NestFactory.createApplicationContext(FirstHourModule);
 if (process.env.NO_HOOKS !== '1') app.enableShutdownHooks();
 await app.init();
-process.stdout.write(`ready ${instance} leads=${app.get(Jobs).leads() === true}\n`);
+const leads = app.get(Jobs).leads() === true;
+process.stdout.write(`ready ${instance} leads=${leads} session=${app.get(LockService).sessionInfo().sessionTimeoutMs}\n`);
