@@ -422,6 +422,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
       state: this.connection.state,
       sessionId: this.connection.sessionId,
       sessionTimeoutMs: this.connection.negotiatedSessionTimeoutMs,
+      server: this.connection.currentServer,
+      members: this.connection.ensemble?.members ?? [],
       addon: this.connection.addon,
       tls: this.connection.tls,
       heldLocks: this.shutdown.heldCount,
