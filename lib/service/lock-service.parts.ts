@@ -5,7 +5,7 @@ import { ReentrantLocks } from '../context/lock-context.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
 import { NewLocks } from '../context/new-lock.js';
 import { MinimumHolds } from '../context/minimum-holds.js';
-import { logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
+import { type LockEventLogLevel, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LockTracing } from '../events/lock-tracing.js';
 import { RecipeSet } from '../recipes/recipe-set.js';
@@ -21,6 +21,8 @@ import type { ZkLockModuleOptions } from './zk-lock-options.interface.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
+/** The root paths (with their connect string) already warned about in this process. */
+const warnedRootPaths = new Set<string>();
 
 /** What one LockService is made of, built from its module options (checked here, once). */
 export interface LockServiceParts {
@@ -38,8 +40,8 @@ export interface LockServiceParts {
   readonly elections: ElectionRegistry;
   /** A call to a handle: the request checked, its context policy, the release hooks. */
   readonly acquirer: LockAcquirer;
-  /** Whether lock events are logged (a skipped run is logged at debug level when they are not). */
-  readonly logsEvents: boolean;
+  /** The level lock events are logged at (`logEvents`), or undefined: not logged. */
+  readonly eventLogLevel: LockEventLogLevel | undefined;
   /** What to undo at shutdown: listeners on the connection and the event log. */
   readonly detach: (() => void)[];
 }
@@ -88,7 +90,7 @@ export function lockServiceParts(options: ZkLockModuleOptions, logger: Logger): 
   });
   detach.push(forgetState);
   const rootAclCheck = options.rootAclCheck ?? 'warn';
-  return { connection, ownsConnection, recipes, shutdown, rootAclCheck, events, holds, elections, acquirer, logsEvents: logLevel !== undefined, detach };
+  return { connection, ownsConnection, recipes, shutdown, rootAclCheck, events, holds, elections, acquirer, eventLogLevel: logLevel, detach };
 }
 
 /** Who the connection authenticates as, for ACLs. */
@@ -97,7 +99,7 @@ function identityOf(connection: ZkConnectionLike): ClientIdentity {
 }
 
 /** At start-up, once connected: the ACL of rootPath, as `rootAclCheck` asks. */
-export async function checkRootAcl({ connection, recipes, rootAclCheck }: LockServiceParts, logger: Logger): Promise<void> {
+export async function checkRootAcl({ connection, recipes, rootAclCheck, eventLogLevel }: LockServiceParts, logger: Logger): Promise<void> {
   if (rootAclCheck === 'off') return;
   const problem = await recipes.rootAclProblem(identityOf(connection)).catch((error: unknown) => {
     throw startupError(error, connection.connectionString, recipes.runtime.rootPath);
@@ -106,7 +108,15 @@ export async function checkRootAcl({ connection, recipes, rootAclCheck }: LockSe
   if (rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
   // Without an identity (digest or SASL) nothing can be protected: an open rootPath is what such
   // a setup looks like, not a fault, and a warning at every start would teach users to ignore
-  // warnings. With one, the user asked for protection and did not get it: that is worth a warning.
-  if (connection.digest === undefined && connection.sasl === undefined) logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
-  else logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
+  // warnings; it is logged at the logEvents level, as routine events are. With one, the user asked
+  // for protection and did not get it: a warning, once per path and process (not at every start
+  // of a test's application).
+  const message = `${problem} (rootAclCheck: 'off' silences this check).`;
+  const key = `${connection.connectionString}${recipes.runtime.rootPath}`;
+  if (connection.digest === undefined && connection.sasl === undefined) {
+    if (eventLogLevel) logger[eventLogLevel](message);
+  } else if (!warnedRootPaths.has(key)) {
+    warnedRootPaths.add(key);
+    logger.warn(message);
+  }
 }

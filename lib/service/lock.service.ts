@@ -4,7 +4,6 @@ import type { AcquireOptions, LockPlacement, LockTarget } from '../context/lock-
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import type { ReleaseRequestOptions, ReleaseRequestResult } from '../recipes/release-request.js';
 import { currentLockContext, runByLockContextPolicy } from '../context/lock-context.js';
-import { describeLockEvent } from '../events/lock-event-logger.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import { acquireAll } from './acquire-all.js';
 import { findHeldLock } from './held-lock-lookup.js';
@@ -214,13 +213,13 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   }
 
   /**
-   * Reports a run that was skipped (a `skipped` event, the metric, and a debug log line when lock
-   * events are not logged otherwise): what `@DistributedLock` does when it skips; for code that
-   * skips runs itself.
+   * Reports a run that was skipped (a `skipped` event and the metric; a log line only when
+   * `logEvents` asks for events): what `@DistributedLock` does when it skips; for code that skips
+   * runs itself.
    */
   reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
-    const event = this.parts.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.parts.elections.isElection(resource));
-    if (!this.parts.logsEvents) this.logger.debug(describeLockEvent(event));
+    const { events, elections } = this.parts;
+    events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || elections.isElection(resource));
   }
 
   /** The ZooKeeper connection's state. */

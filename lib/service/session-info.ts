@@ -8,6 +8,8 @@ export function sessionInfoOf(connection: ZkConnectionLike, heldLocks: number, e
     state: connection.state,
     sessionId: connection.sessionId,
     sessionTimeoutMs: connection.negotiatedSessionTimeoutMs,
+    server: connection.currentServer,
+    members: connection.ensemble?.members ?? [],
     addon: connection.addon,
     tls: connection.tls,
     heldLocks,
