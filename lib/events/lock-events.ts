@@ -1,6 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import type { HolderHandle } from '../context/holder-handle.js';
 import type { ReentrantLocks } from '../context/lock-context.js';
+import type { LockHandle } from '../recipes/lock-handle.js';
 import { type LeadershipLostError, LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
@@ -80,13 +81,15 @@ export class LockEvents {
     tryOnly: boolean,
     owner: string | undefined,
     locks: ReentrantLocks,
-  ): Promise<HolderHandle | null> {
+    /** The caller hooks the release itself (a minimum hold): a HolderHandle even when nothing records. */
+    holder: boolean,
+  ): Promise<LockHandle | null> {
     const { permits } = request.kind;
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
     const span = this.tracing?.startAcquire(target, request, tryOnly);
     // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
     // async frame of this method kept while it waits.
-    if (!span && !this.observed) return locks.acquireHolder(request, tryOnly);
+    if (!span && !this.observed) return holder ? locks.acquireHolder(request, tryOnly) : locks.acquire(request, tryOnly);
     return this.follow(target, span, request, tryOnly, locks);
   }
 
