@@ -24,6 +24,8 @@ export async function runInspect(args: InspectArgs, output: Output, stop: AbortS
     const read = async (): Promise<LockViewData> => ({
       ...toViewData(await inspectAll(runtime, { signal: AbortSignal.any([stop, AbortSignal.timeout(args.timeoutMs)]), paths: args.paths, scan: args.scan })),
       tls: connection.tls,
+      server: connection.currentServer ?? null,
+      members: connection.ensemble.members,
     });
     if (args.serve) return await serve(args, read, output, stop);
     if (!args.watch) {

@@ -44,7 +44,14 @@ export function formatHeading(view: LockViewData): string {
   const count = view.locks.length === 1 ? '1 lock' : `${view.locks.length} locks`;
   const under = view.locks.filter((lock) => lock.layout === 'nestjs-zk-lock' && lock.path.startsWith(`${view.rootPath}/`)).length;
   const where = under === view.locks.length ? `under ${printable(view.rootPath)}` : `(${under} under ${printable(view.rootPath)}, ${view.locks.length - under} at other paths)`;
-  return `${count} ${where}, read at ${view.readAt}${view.tls ? ' over TLS' : ''}`;
+  return `${count} ${where}, read at ${view.readAt}${view.tls ? ' over TLS' : ''}${describeMembers(view)}`;
+}
+
+/** " from 127.0.0.1:2181 (members: a:2181, b:2181, c:2181)", from what the reader said. */
+function describeMembers(view: LockViewData): string {
+  const from = view.server === undefined ? '' : ` from ${view.server === null ? 'no member (disconnected)' : printable(view.server)}`;
+  const members = view.members === undefined ? '' : ` (members: ${view.members.map(printable).join(', ')})`;
+  return from + members;
 }
 
 function printable(text: string): string {

@@ -182,6 +182,13 @@ export interface LockSessionInfo {
   readonly sessionId: string | undefined;
   /** The session timeout the server granted, in ms. */
   readonly sessionTimeoutMs: number | undefined;
+  /** The member the session is connected to now (`address:port`); undefined while disconnected (and in memory). */
+  readonly server: string | undefined;
+  /**
+   * The members the connection uses now (`host:port`): the connect string's until the ensemble's
+   * config names others (followEnsembleConfig); empty in memory.
+   */
+  readonly members: readonly string[];
   /** What talks to the server: `nestjs-zk-lock` (this package's native addon, on every real connection) or `in-memory` (the testing kit). */
   readonly addon: 'nestjs-zk-lock' | 'in-memory';
   /** Whether the connection to ZooKeeper uses TLS (the `tls` option). */

@@ -15,7 +15,9 @@ export interface ZkLockHealthOptions {
 }
 
 /** What the indicator reports under its key, besides `status`. */
-export type ZkLockHealthDetails = Omit<LockSessionInfo, 'sessionId' | 'sessionTimeoutMs'> & {
+export type ZkLockHealthDetails = Omit<LockSessionInfo, 'sessionId' | 'sessionTimeoutMs' | 'server'> & {
+  /** The member the session is connected to (`address:port`), or null while disconnected. */
+  readonly server: string | null;
   /** The session's id as ZooKeeper prints it (`0x…`), or null before the first session. */
   readonly sessionId: string | null;
   /** The session timeout the server granted, in ms, or null before the first session. */
@@ -46,6 +48,8 @@ export class ZkLockHealthIndicator {
       state: info.state,
       sessionId: info.sessionId === undefined ? null : `0x${info.sessionId}`,
       sessionTimeoutMs: info.sessionTimeoutMs ?? null,
+      server: info.server ?? null,
+      members: info.members,
       heldLocks: info.heldLocks,
       addon: info.addon,
       tls: info.tls,

@@ -117,6 +117,8 @@ const SCRIPT = `
     updated.textContent = new Date(view.readAt).toLocaleTimeString();
     updated.dataset.readAt = view.readAt;
     byId('count').textContent = view.locks.length === 1 ? '1 lock' : view.locks.length + ' locks';
+    byId('server').textContent = view.server === undefined ? '' : ' · from ' + (view.server === null ? 'no member (disconnected)' : view.server);
+    byId('members').textContent = view.members === undefined ? '' : ' · members ' + view.members.join(', ');
     const locks = byId('locks');
     const unreadable = (view.unreadable || []).map((item) => el('p', 'unreadable', 'Not read: ' + item.path + ': ' + item.reason));
     if (view.locks.length === 0) locks.replaceChildren(...unreadable, el('p', 'muted', 'Nobody holds or waits for a lock here.'));
@@ -174,7 +176,7 @@ export function renderPage(refreshMs: number): string {
 <body data-refresh-ms="${Math.floor(refreshMs)}">
 <header>
 <h1>Locks under <code id="root">…</code></h1>
-<span class="muted"><span id="count"></span> · last updated <time id="updated">never</time> · every ${Math.floor(refreshMs)} ms</span>
+<span class="muted"><span id="count"></span><span id="server"></span><span id="members"></span> · last updated <time id="updated">never</time> · every ${Math.floor(refreshMs)} ms</span>
 <span id="status" role="status"></span>
 </header>
 <main id="locks"><p class="muted">Loading…</p></main>

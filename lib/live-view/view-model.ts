@@ -12,6 +12,10 @@ export interface LockViewData {
   readonly readAt: string;
   /** Whether the reading connection uses TLS (the `tls` option); absent when the reader does not say. */
   readonly tls?: boolean;
+  /** The member the reading session is connected to (`address:port`), null while disconnected; absent when the reader does not say. */
+  readonly server?: string | null;
+  /** The members the reading connection uses now (`host:port`); absent when the reader does not say. */
+  readonly members?: readonly string[];
   /** Under rootPath by resource, then those at other paths (Curator's, kazoo's) by path. */
   readonly locks: LockViewEntry[];
   /** Named or scanned paths whose nodes do not follow one layout, and why; absent when none. */

@@ -56,7 +56,8 @@ export function createViewController(options: ResolvedViewOptions): Type<unknown
     async data(): Promise<LockViewData> {
       try {
         const overview = await this.locks!.inspectAll({ signal: AbortSignal.timeout(options.readTimeoutMs), paths: options.paths, scan: options.scan });
-        return { ...toViewData(overview), tls: this.locks!.sessionInfo().tls };
+        const { tls, server, members } = this.locks!.sessionInfo();
+        return { ...toViewData(overview), tls, server: server ?? null, members };
       } catch (error) {
         throw new ServiceUnavailableException(
           `Could not read the locks from ZooKeeper: ${error instanceof Error ? error.message : String(error)}`,

@@ -119,6 +119,8 @@ export interface NativeHandle {
   readonly client_password: string;
   /** Negotiated session timeout in ms, -1 when closed. */
   readonly timeout: number;
+  /** The server of the current connection, `host:port` (IPv6 in brackets); null while not connected. */
+  readonly current_server: string | null;
   /** The C client's state (zoo_state): 3 connected, 1 connecting, 999 not connected, ... */
   readonly state: number;
 }

@@ -41,6 +41,10 @@ export interface ZkConnectionLike {
   readonly state: ConnectionState | 'connecting';
   /** The current session's id (hex), or undefined before the first connect. */
   readonly sessionId: string | undefined;
+  /** The member the session is connected to now (`address:port`); undefined while disconnected, and in memory. */
+  readonly currentServer?: string | undefined;
+  /** The member list in use (`host:port`, see ZkConnection.ensemble); absent in memory. */
+  readonly ensemble?: { readonly members: readonly string[]; readonly configVersion: string | undefined };
   /** Opens the first session; resolves once connected. */
   connect(): Promise<void>;
   /** Ends the session (its ephemeral nodes go at once) and stops reconnecting. */

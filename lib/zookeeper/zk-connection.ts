@@ -147,6 +147,15 @@ export class ZkConnection implements ZkConnectionLike {
     return { members: this.tracker.hosts, configVersion: this.tracker.configVersion };
   }
 
+  /**
+   * The member the session is connected to now, `address:port` (the address the C client reached it
+   * at, an IPv6 one in brackets); undefined while disconnected.
+   */
+  get currentServer(): string | undefined {
+    if (!this.slot.current?.connected) return undefined;
+    return this.client?.native.current_server ?? undefined;
+  }
+
   /** The state of the current session, or `closed`. */
   get state(): ConnectionState | 'connecting' {
     return this.slot.state;

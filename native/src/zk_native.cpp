@@ -23,6 +23,9 @@
  *   (zoo_set_servers_resolution_delay -1): upstream's default asked the kernel for the machine's
  *   addresses over netlink, seven system calls, on every one of them.
  * - The socket is marked close-on-exec, so child processes do not inherit the session's connection.
+ * - While no socket is open (a connect refused at once, the pause after every server failed), the
+ *   timer is set to the C client's own delay; upstream left it at the last connection's period, up
+ *   to a third of the session timeout, which every reconnect during an election waited out.
  * - uv_poll_init's result is checked.
  * - Built with optimisation (upstream builds with -O0).
  *
@@ -92,6 +95,9 @@ namespace zk {
 
 // A created node's path in a_multi: the path asked for, its 10-digit sequence suffix and the terminator.
 #define MULTI_PATH_MAX 1024
+// The shortest wait before the C client is asked again after a connect it failed at once: it has
+// moved on to the next server; without a floor, a failure that recurs (no file descriptors) would spin.
+#define RETRY_FLOOR_MS 10
 
 class ZooKeeper;
 
@@ -230,18 +236,22 @@ public:
         if (is_closed || !zhandle) return;
         int state = zoo_state(zhandle);
 
-        if (rc) {
-            LOG_ERROR("yield:zookeeper_interest returned error: %d - %s\n", rc, zerror(rc));
-            dropPoll();
-            return;
-        }
-
-        if (fd == -1) {
-            dropPoll();
-            return;
-        }
-
         int64_t delay = tv.tv_sec * 1000 + tv.tv_usec / 1000.;
+
+        // No socket to watch: the C client failed a connect at once (a refused port; it has moved on
+        // to the next server, tv 0) or pauses after trying every server (tv a sixtieth of the session
+        // timeout). Only the timer brings it back, so it is set to the C client's pacing here;
+        // upstream left it repeating at the previous connection's period (up to a third of the
+        // session timeout), which stalled every reconnect through an election by that long.
+        if (rc || fd == -1) {
+            if (rc) LOG_ERROR("yield:zookeeper_interest returned error: %d - %s\n", rc, zerror(rc));
+            dropPoll();
+            if (rc != ZINVALIDSTATE) {
+                int64_t retry = delay < RETRY_FLOOR_MS ? RETRY_FLOOR_MS : delay;
+                uv_timer_start(&zk_timer->timer, &zk_timer_cb, retry, retry);
+            }
+            return;
+        }
 
         int events = (interest & ZOOKEEPER_READ ? UV_READABLE : 0) | (interest & ZOOKEEPER_WRITE ? UV_WRITABLE : 0);
         LOG_DEBUG("Interest in (fd=%i, read=%s, write=%s, timeout=%d)",
@@ -1508,6 +1518,15 @@ public:
     Napi::Value GetTimeout(const Napi::CallbackInfo &info) {
         return Napi::Number::New(info.Env(), zhandle != 0 ? zoo_recv_timeout(zhandle) : -1);
     }
+    // The server of the current connection ("host:port", an IPv6 address in brackets), or null while
+    // not connected: the C client's zoo_get_current_server names the address it last tried then.
+    Napi::Value GetCurrentServer(const Napi::CallbackInfo &info) {
+        Napi::Env env = info.Env();
+        if (!zhandle || is_closed) return env.Null();
+        int state = zoo_state(zhandle);
+        if (state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE) return env.Null();
+        return Napi::String::New(env, zoo_get_current_server(zhandle));
+    }
     Napi::Value GetIsUnrecoverable(const Napi::CallbackInfo &info) {
         return Napi::Number::New(info.Env(), zhandle != 0 ? is_unrecoverable(zhandle) : 0);
     }
@@ -1673,6 +1692,7 @@ Napi::Function ZooKeeper::Define(Napi::Env env) {
         InstanceAccessor<&ZooKeeper::GetClientId>("client_id", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetClientPassword>("client_password", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetTimeout>("timeout", napi_enumerable),
+        InstanceAccessor<&ZooKeeper::GetCurrentServer>("current_server", napi_enumerable),
         InstanceAccessor<&ZooKeeper::GetIsUnrecoverable>("is_unrecoverable", napi_enumerable),
 
         W::StaticValue("ZOO_OPEN_ACL_UNSAFE", aclObject(env, ZOO_PERM_ALL, "world", "anyone"), napi_enumerable),

@@ -106,6 +106,8 @@ describe('ZkLockHealthIndicator over HTTP, with TerminusModule, on a real ZooKee
       state: 'connected',
       sessionId: expect.stringMatching(/^0x[0-9a-f]+$/),
       sessionTimeoutMs: 4000,
+      server: zk.connectString,
+      members: [zk.connectString],
       heldLocks: 1,
       addon: 'nestjs-zk-lock',
       tls: false,

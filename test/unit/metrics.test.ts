@@ -11,7 +11,7 @@ const released = (resource: string, holdMs: number, extra: Partial<LockEvent> = 
 
 function fakeService(info: Partial<LockSessionInfo> = {}) {
   const events$ = new Subject<LockEvent>();
-  const session: LockSessionInfo = { connectionString: 'zk:2181', state: 'connected', sessionId: 'a1', sessionTimeoutMs: 4000, addon: 'nestjs-zk-lock', tls: false, heldLocks: 0, elections: [], ...info };
+  const session: LockSessionInfo = { connectionString: 'zk:2181', state: 'connected', sessionId: 'a1', sessionTimeoutMs: 4000, server: '127.0.0.1:2181', members: ['zk:2181'], addon: 'nestjs-zk-lock', tls: false, heldLocks: 0, elections: [], ...info };
   return { events$, sessionInfo: () => session, session };
 }
 
