@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InvalidOptionsError } from '../errors.js';
 import { runOutsideLockContext } from '../context/lock-context.js';
@@ -11,6 +11,7 @@ import { lockServiceRegistry } from './lock-service.registry.js';
 import { adoptLeaderSchedule } from './leader.decorator.js';
 import { scheduleOf } from './scheduled-method.js';
 import { providerMethods } from './provider-methods.js';
+import { checkShutdownHooksSoon } from './shutdown-hooks-check.js';
 import { DISTRIBUTED_LOCK_METADATA, LEADER_METADATA, ON_LEADERSHIP_METADATA } from './zk-lock.constants.js';
 
 /** One decorated method of one instance. */
@@ -24,18 +25,20 @@ interface Decorated {
 /**
  * At bootstrap, joins the election of every group named by @Leader or @OnLeadership in this
  * application (start-up fails with InvalidOptionsError when two decorators place one group
- * differently, or a group is also a @DistributedLock resource), and calls each @OnLeadership
- * method with the LeaderHandle at the start of every term. LockService leaves the elections at
- * shutdown.
+ * differently, a group is also a @DistributedLock resource, or a decorated provider is
+ * request-scoped), waits until each first term is decided (so that a @Leader call right after
+ * start-up runs on the instance that leads), and calls each @OnLeadership method with the
+ * LeaderHandle at the start of every term. LockService leaves the elections at shutdown.
  */
 @Injectable()
-export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
+export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('ZkLock');
   /** The decorated methods found at init, and each group's placement. */
   private decorated: Decorated[] = [];
   private groups = new Map<string, LeaderSpec>();
   /** Failures of @OnLeadership methods, by election: how long a failing leader stays out of line. */
   private readonly failures = new WeakMap<Election, { count: number; at: number }>();
+  private cancelShutdownHooksCheck = (): void => undefined;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -56,18 +59,16 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
       const onLeadership = Reflect.getMetadata(ON_LEADERSHIP_METADATA, method) as LeaderSpec | undefined;
       const lock = Reflect.getMetadata(DISTRIBUTED_LOCK_METADATA, method) as DistributedLockSpec | undefined;
       if (typeof lock?.resource === 'string') lockResources.set(lock.resource, lock.method);
+      // Nest's instance of a request-scoped provider is a stub with nothing injected, and each
+      // request's instance is one this explorer never sees.
+      const requestScoped = !wrapper.isDependencyTreeStatic();
       if (leader) {
+        if (requestScoped) throw requestScopedError('@Leader', leader.method);
         adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
         this.decorated.push({ instance, name, spec: leader, onLeadership: false });
       }
       if (onLeadership) {
-        if (!wrapper.isDependencyTreeStatic()) {
-          // Nest's instance of a request-scoped provider is a stub with nothing injected.
-          throw new InvalidOptionsError(
-            '@OnLeadership',
-            `${onLeadership.method} is on a request-scoped provider (or one that depends on one), which has no instance outside a request: put it on a singleton provider`,
-          );
-        }
+        if (requestScoped) throw requestScopedError('@OnLeadership', onLeadership.method);
         this.decorated.push({ instance, name, spec: onLeadership, onLeadership: true });
       }
     }
@@ -76,12 +77,23 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
     lockServiceRegistry.start(this.locks, this.decorated.map(({ instance }) => instance));
   }
 
-  /** Joins each group's election, and calls the @OnLeadership methods at each term from now on. */
-  onApplicationBootstrap(): void {
+  /**
+   * Joins each group's election, calls the @OnLeadership methods at each term from now on, and
+   * resolves once every first term is decided (one round trip: create and list).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const joined: Election[] = [];
     for (const [group, spec] of this.groups) {
       const election = this.locks.elect(group, { layout: spec.options.layout, zkPath: spec.options.zkPath });
       for (const each of this.decorated.filter((d) => d.onLeadership && d.spec.group === group)) this.callOnLeadership(election, each);
+      joined.push(election);
     }
+    this.cancelShutdownHooksCheck = checkShutdownHooksSoon(this.logger, () => this.locks.sessionInfo().elections.length > 0);
+    await Promise.all(joined.map((election) => election.decided));
+  }
+
+  onModuleDestroy(): void {
+    this.cancelShutdownHooksCheck();
   }
 
   /** Calls the method at the start of each term, outside any lock context. */
@@ -124,6 +136,14 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap {
     );
     void election.resign({ requeueAfterMs }).catch(() => undefined);
   }
+}
+
+function requestScopedError(decorator: string, method: string): InvalidOptionsError {
+  return new InvalidOptionsError(
+    decorator,
+    `${method} is on a request-scoped provider (or one that depends on one), which has no instance outside a request: ` +
+      'put it on a singleton provider (a request-scoped one can inject it and call it)',
+  );
 }
 
 /** A failure this long after the last one starts the count again. */

@@ -10,7 +10,7 @@ import { LEADER_METADATA } from './zk-lock.constants.js';
 
 /**
  * Runs the method only on the current leader of `group`: elsewhere the call is skipped and returns
- * undefined (a `skipped` event, reason `not-leader`, and a debug log line). Stacked with `@Cron` or
+ * undefined (a `skipped` event, reason `not-leader`; logged only with `logEvents`). Stacked with `@Cron` or
  * `@Interval`, a schedule that runs on the leader only (with `oncePerTick`, also never twice for one
  * tick across a handover). Inside the method, `heldLock(group)` is the leadership (its `signal`,
  * `fencingToken`, `assertHeld`). The group is joined at start-up and left at shutdown; a leader

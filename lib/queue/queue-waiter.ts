@@ -161,7 +161,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
         }
         return this.sink.failed(error);
       }
-      if (outcome === WATCHING) return;
+      if (outcome === WATCHING) return this.sink.waiting?.();
       const grant = outcome;
       switch (grant && checkGrant(session, this.stop)) {
         case 'stopped':

@@ -47,6 +47,8 @@ export interface QueueSink {
   /** The grant; null only for `noWait`. */
   granted(grant: QueueGrant | null): void;
   failed(error: unknown): void;
+  /** Told each time the entry starts watching: it waits behind others (an election's first term is then decided). */
+  waiting?(): void;
 }
 
 /** One acquire, as a recipe asks the queue for it. */

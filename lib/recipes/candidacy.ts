@@ -119,6 +119,15 @@ export class Candidacy {
   private readonly listeners = new Set<(change: LeadershipChange) => void>();
   /** The loop: settles when the candidacy has left the queue for good. */
   private readonly running: Promise<void>;
+  private decide: (leads: boolean) => void = () => undefined;
+  /**
+   * Settles once the first term is decided: true when this instance leads it, false when it waits
+   * behind another participant (or failed, or was closed first). It costs the one round trip of
+   * joining (create and list); a term that ends later does not change it.
+   */
+  readonly decided: Promise<boolean> = new Promise((resolve) => {
+    this.decide = resolve;
+  });
 
   /**
    * Joins the election at once.
@@ -238,6 +247,7 @@ export class Candidacy {
   async close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      this.decide(false);
       await this.term?.giveUp('left');
       this.closing.abort(new ElectionClosedError(this.group));
       this.settleWaiting(new ElectionClosedError(this.group));
@@ -253,7 +263,8 @@ export class Candidacy {
       const queuedAt = performance.now();
       let term: LeaderTerm;
       try {
-        const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal });
+        const onWaiting = (): void => this.decide(false);
+        const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal, onWaiting });
         if (this.closed) return void (await lock.release().catch(() => undefined)); // closed while the grant was on its way
         term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs, this.onRetry);
       } catch (error) {
@@ -272,6 +283,7 @@ export class Candidacy {
         () => this.emit({ leader: false, fencingToken: term.fencingToken, leadMs: performance.now() - electedAt, error: term.signal.reason as Error }),
         { once: true },
       );
+      this.decide(true);
       this.emit({ leader: true, fencingToken: term.fencingToken, waitMs: electedAt - queuedAt });
       for (const waiter of this.takeWaiting()) waiter.resolve(term);
       await term.ended;
@@ -282,6 +294,7 @@ export class Candidacy {
   private fail(error: Error): void {
     this.failure = error;
     this.failedAt = performance.now();
+    this.decide(false);
     this.settleWaiting(error);
     this.emit({ leader: false, error });
   }

@@ -131,6 +131,7 @@ export class CohortLock implements LockRecipe {
       onReleaseRequest: options.onReleaseRequest,
       onEnd: onEnd ? (lock) => (ended(), onEnd(lock)) : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
+      onWaiting: options.onWaiting,
     };
     alone.add(key);
     try {

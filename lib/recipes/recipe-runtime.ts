@@ -86,6 +86,11 @@ export interface RecipeAcquireOptions {
    * @internal
    */
   onNoLock?: () => void;
+  /**
+   * Told each time the acquire starts waiting behind others (for Candidacy: its first term is decided).
+   * @internal
+   */
+  onWaiting?: () => void;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';
@@ -206,12 +211,18 @@ class PendingAcquire extends Stopper implements QueueSink {
     this.onEnd = options.onEnd;
     this.onNoLock = options.onNoLock;
     this.onReleaseRequest = options.onReleaseRequest;
+    this.onWaiting = options.onWaiting;
   }
 
   /** Kept instead of the caller's options object. */
   private readonly onEnd: ((lock: GrantedLock) => void) | undefined;
   private readonly onNoLock: (() => void) | undefined;
   private readonly onReleaseRequest: 'notify' | 'release' | undefined;
+  private readonly onWaiting: (() => void) | undefined;
+
+  waiting(): void {
+    if (!this.done) this.onWaiting?.();
+  }
 
   granted(grant: QueueGrant | null): void {
     if (this.done) return;

@@ -39,7 +39,8 @@ export interface ElectionChange {
  * This instance's part in one election (LockService.elect): it joins at once, leads in turn, and
  * after each term queues again by itself (in a fresh session after a lost one) until `close()` or
  * shutdown. Read the state with `isLeader()`; wait for leadership with `leadership()`; follow it
- * with `changes$`.
+ * with `changes$`. `await election.decided` (true when this instance leads) before the first
+ * `isLeader()`: just after `elect`, nobody leads yet.
  */
 export class Election extends Candidacy {
   private readonly subject = new Subject<ElectionChange>();

@@ -25,7 +25,7 @@ import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import { releaseTarget, type ReleaseRequestOptions, type ReleaseRequestResult, requestRelease } from '../recipes/release-request.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import { ReentrantLocks, currentLockContext, runByLockContextPolicy, runOutsideLockContext } from '../context/lock-context.js';
-import { describeLockEvent, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
+import { type LockEventLogLevel, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
 import { leadershipInScope } from '../context/leadership-scope.js';
 import { NewLocks } from '../context/new-lock.js';
@@ -54,6 +54,8 @@ import { ElectionRegistry } from './election-registry.js';
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 let services = 0;
+/** The root paths (with their connect string) already warned about in this process. */
+const warnedRootPaths = new Set<string>();
 /**
  * Distributed locks for the application: one ZooKeeper session per LockService (or the connection
  * the options supply), opened at module init; at shutdown what is still held is released and the
@@ -83,7 +85,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   /** Locks released by their callers before their holdAtLeastMs was over. */
   private readonly holds = new MinimumHolds((error) => this.logger.warn(`Releasing a lock after its minimum hold failed: ${String(error)}`));
   /** Whether lock events are logged (a skipped run is logged at debug level when they are not). */
-  private readonly logsEvents: boolean;
+  /** The level lock events are logged at (`logEvents`), or undefined: not logged. */
+  private readonly eventLogLevel: LockEventLogLevel | undefined;
   /** The elections this service takes part in. */
   private readonly elections: ElectionRegistry;
 
@@ -116,7 +119,7 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     this.elections = new ElectionRegistry(this.recipes.runtime, this.events, this.recipes.layout, shutdownGraceMs, this.logger);
     this.reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(this.recipes, this.shutdown));
     const logLevel = logEventsLevel(options.logEvents);
-    this.logsEvents = logLevel !== undefined;
+    this.eventLogLevel = logLevel;
     const logging = logLevel && logLockEvents(this.events.events$, this.logger, logLevel);
     if (logging) this.detach.push(() => logging.unsubscribe());
     const forgetState = this.connection.onStateChange((state, sessionId) => {
@@ -150,9 +153,17 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
     if (this.rootAclCheck === 'error') throw new InvalidOptionsError('rootPath', problem);
     // Without an identity (digest or SASL) nothing can be protected: an open rootPath is what such
     // a setup looks like, not a fault, and a warning at every start would teach users to ignore
-    // warnings. With one, the user asked for protection and did not get it: that is worth a warning.
-    if (this.connection.digest === undefined && this.connection.sasl === undefined) this.logger.debug?.(`${problem} (rootAclCheck: 'off' silences this check).`);
-    else this.logger.warn(`${problem} (rootAclCheck: 'off' silences this check).`);
+    // warnings; it is logged at the logEvents level, as routine events are. With one, the user asked
+    // for protection and did not get it: a warning, once per path and process (not at every start
+    // of a test's application).
+    const message = `${problem} (rootAclCheck: 'off' silences this check).`;
+    const key = `${this.connection.connectionString}${this.recipes.runtime.rootPath}`;
+    if (this.connection.digest === undefined && this.connection.sasl === undefined) {
+      if (this.eventLogLevel) this.logger[this.eventLogLevel](message);
+    } else if (!warnedRootPaths.has(key)) {
+      warnedRootPaths.add(key);
+      this.logger.warn(message);
+    }
   }
 
   /**
@@ -376,13 +387,12 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
   }
 
   /**
-   * Reports a run that was skipped (a `skipped` event, the metric, and a debug log line when lock
-   * events are not logged otherwise): what `@DistributedLock` does when it skips; for code that
-   * skips runs itself.
+   * Reports a run that was skipped (a `skipped` event and the metric; a log line only when
+   * `logEvents` asks for events): what `@DistributedLock` does when it skips; for code that skips
+   * runs itself.
    */
   reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
-    const event = this.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.elections.isElection(resource));
-    if (!this.logsEvents) this.logger.debug(describeLockEvent(event));
+    this.events.skipped(resource, kind, currentLockContext()?.owner, reason, reason === 'not-leader' || this.elections.isElection(resource));
   }
 
   /** The ZooKeeper connection's state. */

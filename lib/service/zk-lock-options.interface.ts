@@ -82,9 +82,9 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
   cohort?: CohortOptions | false;
   /**
    * Writes every lock event (requested, acquired with its wait, released with its hold, timed out,
-   * aborted, failed, connection state) to Nest's Logger, context `ZkLock`, at this level: `true` is
-   * `'debug'`. A lost lock is a warning. Off, the library logs only warnings (a lost session, a
-   * failed clean-up, a root path others may write to) and costs nothing per lock.
+   * aborted, failed, a skipped run, connection state) to Nest's Logger, context `ZkLock`, at this
+   * level: `true` is `'debug'`. A lost lock is a warning. Off, the library logs only warnings (a lost
+   * session, a failed clean-up, a root path others may write to) and costs nothing per lock.
    * @default false
    */
   logEvents?: boolean | 'debug' | 'verbose' | 'log';

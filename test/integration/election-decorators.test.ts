@@ -227,4 +227,28 @@ describe('@Leader and @OnLeadership', () => {
     await expect(application.init()).rejects.toThrow(/request-scoped provider.*singleton/);
     await application.close();
   });
+
+  it('fails start-up for @Leader on a request-scoped provider, with a typed error', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @Leader('per-request-leader') run(): void {}
+    }
+    const application = await create(uniqueRoot('leader-request-call'), [PerRequest]);
+    const failure = await application.init().then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(InvalidOptionsError);
+    expect(String(failure)).toMatch(/@Leader.*PerRequest\.run is on a request-scoped provider.*singleton/);
+    await application.close();
+  });
+
+  it('knows who leads when init resolves: a lone instance\'s first @Leader call runs', async () => {
+    @Injectable()
+    class Lone {
+      @Leader('lone-first-call') run(): string {
+        return 'ran';
+      }
+    }
+    const application = await start(uniqueRoot('leader-first-call'), [Lone]);
+    expect(application.get(Lone).run()).toBe('ran');
+    await application.close();
+  });
 });

@@ -48,6 +48,23 @@ describe('leader election on a real ZooKeeper', () => {
     expect(await childrenOf((await connect()), `${root}/relay`)).toEqual([]);
   });
 
+  it('decides the first term for each participant: the first one leads (decided true) before anyone asks, the next waits (false)', async () => {
+    const root = uniqueRoot('election-decided');
+    const first = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'first' }, { rootPath: root });
+    expect(await first.decided).toBe(true);
+    expect(first.isLeader()).toBe(true); // no wait for leadership(): it leads when decided says so
+    const second = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'second' }, { rootPath: root });
+    expect(await second.decided).toBe(false);
+    expect(second.isLeader()).toBe(false);
+    await first.close();
+    await second.leadership();
+    expect(await second.decided).toBe(false); // the first term's, not the current one
+    const closedEarly = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'third' }, { rootPath: root });
+    await closedEarly.close();
+    expect(await closedEarly.decided).toBe(false);
+    await second.close();
+  });
+
   it('has each participant watch only the one before it (the leader its own node), so a change wakes one', async () => {
     const root = uniqueRoot('election-herd');
     const all = await participants(4, root);
