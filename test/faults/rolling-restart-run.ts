@@ -4,8 +4,12 @@
  * sessions, the default lease margin, no cohort) looping on 3 exclusive locks; each member in turn
  * stopped, kept down `downMs`, started, and given time to sync. Returns lost holds, failed and
  * timed-out acquires, overlaps and the checker's other violations (fencing tokens only growing,
- * FIFO), and for each restart the longest time no acquire was granted (the stall).
+ * FIFO), and for each restart the longest time no acquire was granted (the stall). Beside the load,
+ * this process holds one lock through the whole run on an otherwise idle session (default options):
+ * it renews its lease only with reads at half the lease, so it meets each restart with up to half
+ * its lease already gone, the worst case the load's busy sessions never show.
  */
+import { LockService } from '../../lib/service/lock.service.js';
 import { startZkEnsemble } from '../support/zk-server.js';
 import { type ClientEvent, monotonicMs } from './history.js';
 import { FaultHarness, type HarnessOptions } from './harness.js';
@@ -48,6 +52,8 @@ export interface RollingFigures {
   readonly restarts: RestartFigures[];
   /** The distinct reasons given for lost holds (durations blanked). */
   readonly lostDetails: string[];
+  /** Why the idle session's long hold ended before the run did; undefined: it was held throughout. */
+  readonly longHoldLost: string | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -69,7 +75,10 @@ export async function runRollingRestart(options: Partial<RollingOptions> = {}): 
   const ensemble = await startZkEnsemble(3, { tickMs: 2000 });
   const harness = new FaultHarness(ensemble, harnessOptions);
   const windows: { member: number; wasLeader: boolean; from: number; to: number }[] = [];
+  const idle = new LockService({ connectionString: ensemble.connectString, rootPath: '/rolling-long', rootAclCheck: 'off', logEvents: false, sessionTimeoutMs: o.sessionTimeoutMs, leaseMarginMs: o.leaseMarginMs });
   try {
+    await idle.onModuleInit();
+    const long = await idle.acquire('long');
     await harness.start();
     await sleep(3000);
     for (const server of ensemble.servers) {
@@ -86,6 +95,8 @@ export async function runRollingRestart(options: Partial<RollingOptions> = {}): 
       windows.push({ member: server.id, wasLeader, from, to: monotonicMs() });
       o.log(`member ${server.id} (${wasLeader ? 'leader' : 'follower'}) restarted`);
     }
+    const longHoldLost = long.signal.aborted ? String((long.signal.reason as Error | undefined)?.message ?? long.signal.reason) : undefined;
+    await long.release().catch(() => undefined);
     const { result } = await harness.finish();
     const events = harness.events;
     const lost = events.filter((e): e is Extract<ClientEvent, { type: 'lost' }> => e.type === 'lost');
@@ -98,8 +109,10 @@ export async function runRollingRestart(options: Partial<RollingOptions> = {}): 
       violations: result.violations,
       restarts: windows.map((w) => ({ member: w.member, wasLeader: w.wasLeader, stallMs: longestGap(events, w.from, w.to) })),
       lostDetails: [...new Set(lost.map((e) => e.detail.replace(/\d+ ms/g, 'N ms').slice(0, 240)))],
+      longHoldLost,
     };
   } finally {
+    await idle.onApplicationShutdown();
     await ensemble.stop();
   }
 }

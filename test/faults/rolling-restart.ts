@@ -25,6 +25,7 @@ for (let run = 1; run <= RUNS; run++) {
       `${figures.overlaps} overlaps, ${figures.violations.length} violations; stall per restart: ${describeStalls(figures.restarts)}`,
   );
   for (const detail of figures.lostDetails) log(`  lost: ${detail}`);
+  log(`run ${run}: the idle session's long hold: ${figures.longHoldLost === undefined ? 'held throughout' : `lost (${figures.longHoldLost})`}`);
   for (const violation of figures.violations.slice(0, 10)) log(`  violation: ${violation}`);
 }
 
