@@ -47,7 +47,7 @@ registry_run() {
     retry=1
     if [ $status -eq 124 ] || [ $status -eq 137 ]; then
       why="stalled (no end within ${bound}s)"
-    elif tail -n 60 "$log" | grep -qE "$REGISTRY_NETWORK_ERRORS"; then
+    elif tail -n 60 "$log" | grep -E "$REGISTRY_NETWORK_ERRORS" >/dev/null; then # not -q: see ensure-kerberos.sh
       why="failed on the network (exit $status)"
     else
       why="failed (exit $status)"

@@ -163,7 +163,7 @@ describe('@DistributedLock over HTTP, on a real ZooKeeper', () => {
         imports: [
           AppModule,
           ScheduleModule.forRoot(),
-          ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath }),
+          ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath }),
         ],
         controllers: [TestController],
         providers: [OrdersService, Jobs],

@@ -11,7 +11,7 @@ import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
-import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 @Resolver()
 class ReportsResolver {
@@ -45,7 +45,7 @@ describe('@DistributedLock in an Apollo GraphQL resolver, on a real ZooKeeper', 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('graphql'), rootAclCheck: 'off' }),
+        ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('graphql'), rootAclCheck: 'off' }),
         GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
       ],
       providers: [ReportsResolver],

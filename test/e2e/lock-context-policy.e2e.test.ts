@@ -8,7 +8,7 @@ import { Controller, Injectable, type INestApplication, Param, Post } from '@nes
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, InvalidOptionsError, type LockEvent, LockService, ZkLockModule } from '../../lib/index.js';
-import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 /** What one piece of background work saw of its lock. */
 interface Run {
@@ -104,7 +104,7 @@ describe('the lock context policy, over HTTP on a real ZooKeeper', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       // Every wait bounded, so that a regression fails with a LockTimeoutError rather than hanging.
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath, defaultWaitTimeoutMs: 10_000 })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath, defaultWaitTimeoutMs: 10_000 })],
       controllers: [OrdersController],
       providers: [Indexer],
     }).compile();

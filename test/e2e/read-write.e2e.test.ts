@@ -3,7 +3,7 @@ import { Controller, Get, type INestApplication, Put } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
-import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { eventually, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 /** Handlers wait here until the test opens the gate, so the test sees who is inside at once. */
 let openGate: () => void = () => undefined;
@@ -63,7 +63,8 @@ describe('@DistributedLock with read/write modes and permits over HTTP, on a rea
   beforeAll(async () => {
     for (let i = 0; i < 2; i++) {
       const moduleRef = await Test.createTestingModule({
-        imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, sessionTimeoutMs: 2000 })],
+        // Not about sessions ending: a 2 s session was lost on a loaded machine with every read lock it held.
+        imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, rootPath, ...STEADY_SESSION })],
         controllers: [DocController],
       }).compile();
       const app = moduleRef.createNestApplication({ logger: false });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
 import { freePorts } from '../../lib/testing/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
-import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useZooKeeper, eventually } from '../support/zk-fixtures.js';
 
 @Controller()
 class ReportsRpc {
@@ -56,7 +56,7 @@ describe('@DistributedLock in a TCP microservice, on a real ZooKeeper', () => {
   beforeAll(async () => {
     const [port] = await freePorts(1);
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('rpc'), rootAclCheck: 'off' })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('rpc'), rootAclCheck: 'off' })],
       controllers: [ReportsRpc],
     }).compile();
     server = moduleRef.createNestMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port }, logger });
@@ -114,7 +114,7 @@ describe('@DistributedLock in a hybrid application (HTTP + TCP microservice, inh
   beforeAll(async () => {
     const [port] = await freePorts(1);
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('hybrid'), rootAclCheck: 'off' })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('hybrid'), rootAclCheck: 'off' })],
       controllers: [ReportsRpc],
     }).compile();
     app = moduleRef.createNestApplication({ logger });

@@ -14,7 +14,7 @@ import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedLock, LockService, ZkLockModule } from '../../lib/index.js';
 import { RecordingLogger } from '../support/recording-logger.js';
-import { uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 @WebSocketGateway()
 class ReportsGateway {
@@ -49,7 +49,7 @@ describe('@DistributedLock in a socket.io gateway, on a real ZooKeeper', () => {
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('ws'), rootAclCheck: 'off' })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('ws'), rootAclCheck: 'off' })],
       providers: [ReportsGateway],
     }).compile();
     app = moduleRef.createNestApplication({ logger });
@@ -108,7 +108,7 @@ describe('@DistributedLock in a gateway on the native ws adapter, on a real ZooK
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath: uniqueRoot('nativews'), rootAclCheck: 'off' })],
+      imports: [ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath: uniqueRoot('nativews'), rootAclCheck: 'off' })],
       providers: [ReportsGateway],
     }).compile();
     app = moduleRef.createNestApplication({ logger });

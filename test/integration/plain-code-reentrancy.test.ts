@@ -64,7 +64,7 @@ describe('plain code outside any request: each callback entry opens a lock conte
       // Every wait bounded, so that a regression fails with a LockTimeoutError rather than hanging.
       imports: [
         EventEmitterModule.forRoot(),
-        ZkLockModule.forRoot({ connectionString: zk.connectString, sessionTimeoutMs: 2000, rootPath, defaultWaitTimeoutMs: 5000 }),
+        ZkLockModule.forRoot({ connectionString: zk.connectString, ...STEADY_SESSION, rootPath, defaultWaitTimeoutMs: 5000 }),
       ],
       providers: [Reports, InvoicesService, InvoiceListener],
     }).compile();

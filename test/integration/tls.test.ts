@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
@@ -21,7 +22,8 @@ import { loadNativeModule, type NativeClient } from '../../lib/zookeeper/native-
 import { parseCommand } from '../../lib/cli/args.js';
 import { runInspect } from '../../lib/cli/inspect-command.js';
 import { startZkServer, type ZkServer } from '../support/zk-server.js';
-import { eventLoopGaps, makeTlsMaterials, startTlsZkServer, type TlsMaterials, type TlsZkServer } from '../support/zk-tls.js';
+import { runTlsMaterials } from '../support/shared-tls-materials.js';
+import { eventLoopGaps, startTlsZkServer, type TlsMaterials, type TlsZkServer } from '../support/zk-tls.js';
 import { uniqueRoot } from '../support/zk-fixtures.js';
 
 /** Sends `text` to an echo server in this process and resolves with what came back. */
@@ -59,7 +61,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
   const took: Record<string, number> = {};
 
   beforeAll(async () => {
-    m = makeTlsMaterials();
+    m = runTlsMaterials();
     [server, plain, noClientAuth] = await Promise.all([startTlsZkServer(m), startZkServer(), startTlsZkServer(m, 'none')]);
   });
   afterAll(async () => {
@@ -70,8 +72,8 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     for (const connection of opened) connection.close();
     await Promise.all([server?.stop(), plain?.stop(), noClientAuth?.stop()]);
     if (plain) rmSync(plain.dataDir, { recursive: true, force: true });
-    m?.remove();
-    expect([m?.dir, server?.dataDir, noClientAuth?.dataDir, plain?.dataDir].filter((dir) => dir && existsSync(dir))).toEqual([]);
+    m?.remove(); // the run's shared keys stay for the other files; the run removes them
+    expect([server?.dataDir, noClientAuth?.dataDir, plain?.dataDir].filter((dir) => dir && existsSync(dir))).toEqual([]);
     console.log(`TLS tests: keys exported with ${m?.keyExport}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}; failing start-ups took (ms): ${JSON.stringify(took)}`);
   });
 
@@ -299,7 +301,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     });
 
     it('unreadable PEM, an encrypted key without or with a wrong passphrase, a key of another certificate', () => {
-      const notPem = join(m.dir, 'not.pem');
+      const notPem = join(mkdtempSync(join(tmpdir(), 'nestjs-zk-lock-not-pem-')), 'not.pem');
       writeFileSync(notPem, 'hello');
       expect(invalid({ ca: notPem })).toMatchObject({ option: 'tls.ca', message: expect.stringMatching(/PEM/) });
       expect(invalid({ ca: m.ca, cert: m.clientCert, key: m.clientKeyEncrypted })).toMatchObject({ option: 'tls.passphrase' });

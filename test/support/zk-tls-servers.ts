@@ -13,7 +13,8 @@ import { makeDataDir, ZK_JAR } from '../../lib/testing/zk-process.js';
 import { ensembleOf } from '../../lib/testing/zk-test-ensemble.js';
 import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
 import { freePorts, type ZkEnsemble, type ZkServer } from './zk-server.js';
-import { makeTlsMaterials, tlsFourLetter, type TlsMaterials } from './zk-tls.js';
+import { runTlsMaterials } from './shared-tls-materials.js';
+import { tlsFourLetter, type TlsMaterials } from './zk-tls.js';
 
 /** How the clients under test reach the servers: over plain TCP or over TLS. */
 export interface ClientSide {
@@ -47,13 +48,13 @@ export interface TlsZooKeeper {
   startServer(extraConfig?: string[]): Promise<ZkServer>;
   /** `extraConfig(id)`: more zoo.cfg lines for member `id` (e.g. another keystore). */
   startEnsemble(size: number, extraConfig?: (id: number) => string[]): Promise<ZkEnsemble>;
-  /** Removes the keys and the class-path directory (stop the servers first). */
+  /** Removes the class-path directory, and the keys unless they are the run's shared ones (stop the servers first). */
   remove(): void;
 }
 
-/** Keys, certificates, and servers that take TLS clients. */
+/** Keys, certificates (the run's, see shared-tls-materials.ts), and servers that take TLS clients. */
 export function tlsZooKeeper(): TlsZooKeeper {
-  const materials = makeTlsMaterials();
+  const materials = runTlsMaterials();
   const securePorts = new Map<ZkServer, number>();
   // Debian's zookeeper.jar names only part of Netty in its manifest (by absolute paths): the secure
   // port also needs these. The test kit takes a class path as a directory with a wildcard.

@@ -42,8 +42,11 @@ export interface TlsMaterials {
   remove(): void;
 }
 
+/** keytool's JVM is short-lived: the client compiler alone and the serial collector about halve its CPU time. */
+const KEYTOOL_JVM = ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC'];
+
 function keytool(args: string[]): void {
-  const result = spawnSync('keytool', [...args, '-storepass', STORE_PASSWORD, '-noprompt'], { encoding: 'utf8' });
+  const result = spawnSync('keytool', [...KEYTOOL_JVM, ...args, '-storepass', STORE_PASSWORD, '-noprompt'], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`keytool ${args.join(' ')} failed: ${result.stderr || result.stdout || result.error}`);
 }
 
@@ -154,12 +157,16 @@ export interface OtherHostCertificate {
   readonly keystore: string;
 }
 
-/** A certificate the CA of `m` signed for `zk-elsewhere.invalid` only: valid, but for another host. */
+/**
+ * A certificate the CA of `m` signed for `zk-elsewhere.invalid` only: valid, but for another host.
+ * Made in a directory of its own (the materials may be shared by the run's files), under the temp directory.
+ */
 export function makeOtherHostCertificate(m: TlsMaterials): OtherHostCertificate {
   const name = 'zk-elsewhere.invalid';
-  const keystore = join(m.dir, 'elsewhere.p12');
+  const dir = mkdtempSync(join(tmpdir(), 'nestjs-zk-lock-tls-elsewhere-'));
+  const keystore = join(dir, 'elsewhere.p12');
   keyPair(keystore, 'elsewhere', name);
-  signBy(m.dir, join(m.dir, 'ca.p12'), 'ca', m.ca, keystore, 'elsewhere', ['-ext', `SAN=dns:${name}`, '-ext', 'EKU=serverAuth']);
+  signBy(dir, join(m.dir, 'ca.p12'), 'ca', m.ca, keystore, 'elsewhere', ['-ext', `SAN=dns:${name}`, '-ext', 'EKU=serverAuth']);
   return { name, keystore };
 }
 
