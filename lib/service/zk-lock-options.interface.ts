@@ -63,8 +63,9 @@ export interface ZkLockModuleOptions extends Partial<ZkConnectionOptions> {
   acl?: ZkAcl[];
   /**
    * At start-up, check that the ACL of rootPath lets no one but this client's digest identity create
-   * or delete there: `'warn'` logs what is wrong as a warning when this client has a `digest` (without
-   * one nothing can be protected, so an open rootPath is expected: it is logged at debug level only),
+   * or delete there: `'warn'` logs what is wrong as a warning, once per path, when this client has a
+   * `digest` (without one nothing can be protected, so an open rootPath is expected: it is logged
+   * only when `logEvents` is on, at its level),
    * `'error'` fails start-up with InvalidOptionsError (with or without a digest), `'off'` skips the
    * check. (A missing rootPath is created then, with the ACL above.)
    * @default 'warn'
