@@ -199,8 +199,11 @@ describe('session contact from the C client pings', () => {
 describe('the lease counts the pings the server answered', () => {
   let zk: ZkServer;
   const connections: ZkConnection[] = [];
+  // A 12 s session: its pings go every ~4 s, and a loaded machine would have to hold an answer back
+  // over 5.4 s to make the long lease read. With 2 s sessions a stall of 0.9 s did, and failed the test.
+  const SESSION_MS = 12_000;
   beforeAll(async () => {
-    zk = await startZkServer();
+    zk = await startZkServer({ extraConfig: [`maxSessionTimeout=${SESSION_MS}`] });
   });
   afterAll(async () => {
     for (const connection of connections) await connection.close();
@@ -209,7 +212,7 @@ describe('the lease counts the pings the server answered', () => {
 
   /** Renewal reads the lease of a session holding one idle lock sent over `holdMs`. */
   async function renewalReads(leaseMarginMs: number | undefined, holdMs: number): Promise<number> {
-    const connection = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: 2_000, leaseMarginMs });
+    const connection = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: SESSION_MS, leaseMarginMs });
     connections.push(connection);
     await connection.connect();
     const lock = await new FairLock(connection, { rootPath: uniqueRoot('lease-pings') }).acquire('idle');
@@ -223,10 +226,10 @@ describe('the lease counts the pings the server answered', () => {
   }
 
   it("with a lease longer than two thirds of the session timeout, the C client's pings keep it: no renewal reads", async () => {
-    // T 2,000 ms, lease 1,800 ms: the C client pings every ~667 ms while idle, and the lease would
-    // send a read only if nothing was answered for 900 ms. The default lease (500 ms) needs reads.
-    const [withPings, byDefault] = await Promise.all([renewalReads(200, 4_000), renewalReads(undefined, 4_000)]);
-    console.log(`renewal reads over 4 s holding one lock: leaseMarginMs 200: ${withPings}; default margin: ${byDefault}`);
+    // T 12 s, lease 10.8 s: the C client pings every ~4 s while idle, and the lease would send a read
+    // only if nothing was answered for 5.4 s. The default lease (3 s) needs reads: the control.
+    const [withPings, byDefault] = await Promise.all([renewalReads(1_200, 10_000), renewalReads(undefined, 10_000)]);
+    console.log(`renewal reads over 10 s holding one lock: leaseMarginMs 1200: ${withPings}; default margin: ${byDefault}`);
     expect(withPings).toBe(0);
     expect(byDefault).toBeGreaterThan(0);
   });
