@@ -28,10 +28,12 @@ describe('an ensemble reconfigured from members 1-3 to members 4-5', () => {
   }
 
   async function scenario(followEnsembleConfig: boolean) {
-    ensemble = await startDynamicEnsemble({ roles: ['participant', 'participant', 'participant'], spares: 2 });
+    // 12 s sessions (the test tick allows 4 s unless told): the move reconnects the holder to 4-5,
+    // which took over a 2.5 s lease on a loaded machine. The margin still covers the ensemble's
+    // syncLimit × tickTime (1 s, see ensemble.test.ts); the control still loses its session.
+    ensemble = await startDynamicEnsemble({ roles: ['participant', 'participant', 'participant'], spares: 2, extraConfig: ['maxSessionTimeout=12000'] });
     const rootPath = uniqueRoot('reconfig');
-    // Sessions as the test ensemble's tick allows (syncLimit × tickTime = 1 s, see ensemble.test.ts).
-    const connect = { connectionString: ensemble.connectStringOf([1, 2, 3]), sessionTimeoutMs: 4000, leaseMarginMs: 1500, followEnsembleConfig };
+    const connect = { connectionString: ensemble.connectStringOf([1, 2, 3]), sessionTimeoutMs: 12_000, leaseMarginMs: 1500, followEnsembleConfig };
     const connection = new ZkConnection(connect);
     const holder = new LockService({ connection, rootPath, rootAclCheck: 'off', logEvents: false });
     const other = new LockService({ ...connect, rootPath, rootAclCheck: 'off', logEvents: false });
