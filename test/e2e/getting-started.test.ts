@@ -95,7 +95,10 @@ function freePort(): Promise<number> {
 }
 
 describe('docs/getting-started.md, built from its code blocks', () => {
-  const zk = useZooKeeper();
+  // A server that grants the page's default 15 s session, as one with ZooKeeper's own tick (2 s)
+  // does: the test server's 200 ms tick would cut it to 4 s (a 1 s lease), which a loaded machine
+  // ran out, printing a session-lost warning where the page promises silence.
+  const zk = useZooKeeper({ config: ['maxSessionTimeout=40000'] });
   const app = join(repo, 'build', `getting-started-${process.pid}`);
   const instances: Instance[] = [];
   let observer: LockService;
