@@ -7,6 +7,12 @@ import { childrenOf, countingSessions, eventually, queueLength, STEADY_SESSION, 
 
 type Mode = 'read' | 'write';
 const sequenceOf = (lock: LockHandle): number => Number((lock as GrantedLock).path.slice(-10));
+/**
+ * Where a node stands in the resource's history: its queue's incarnation (the parent's czxid), then
+ * its sequence. A parent emptied and reaped between two grants (a container, reaped every 200 ms on
+ * the test server) is made again with sequences from 0: those nodes come after every older one.
+ */
+const placeOf = (lock: LockHandle): bigint => (BigInt((lock as GrantedLock).queueId) << 32n) + BigInt(sequenceOf(lock));
 
 describe('read/write lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
@@ -31,7 +37,7 @@ describe('read/write lock on a real ZooKeeper', () => {
     // Seeded, so a failure can be replayed.
     let seed = 12345;
     const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const events: { type: 'grant' | 'release'; mode: Mode; sequence: number }[] = [];
+    const events: { type: 'grant' | 'release'; mode: Mode; sequence: number; place: bigint }[] = [];
     let readers = 0;
     let writers = 0;
     let maxReaders = 0;
@@ -57,14 +63,14 @@ describe('read/write lock on a real ZooKeeper', () => {
           if (mode === 'read') readers += 1;
           else writers += 1;
           maxReaders = Math.max(maxReaders, readers);
-          events.push({ type: 'grant', mode, sequence: sequenceOf(lock) });
+          events.push({ type: 'grant', mode, sequence: sequenceOf(lock), place: placeOf(lock) });
           await new Promise((r) => setTimeout(r, random() * 4));
           if (mode === 'write' && random() < 0.3) {
             // Downgrade: take the read under the write, let the write go, keep reading a while.
             const read = await client.lock.downgrade(lock);
             readers += 1;
             writers -= 1;
-            events.push({ type: 'release', mode, sequence: sequenceOf(lock) });
+            events.push({ type: 'release', mode, sequence: sequenceOf(lock), place: placeOf(lock) });
             await lock.release();
             downgrades += 1;
             await new Promise((r) => setTimeout(r, random() * 4));
@@ -74,7 +80,7 @@ describe('read/write lock on a real ZooKeeper', () => {
           }
           if (mode === 'read') readers -= 1;
           else writers -= 1;
-          events.push({ type: 'release', mode, sequence: sequenceOf(lock) });
+          events.push({ type: 'release', mode, sequence: sequenceOf(lock), place: placeOf(lock) });
           await lock.release();
         }
       }),
@@ -88,7 +94,7 @@ describe('read/write lock on a real ZooKeeper', () => {
     for (const [i, a] of grants.entries()) {
       for (const b of grants.slice(i + 1)) {
         if (a.mode === 'read' && b.mode === 'read') continue;
-        expect(b.sequence > a.sequence, `${b.mode} #${b.sequence} was granted after ${a.mode} #${a.sequence}`).toBe(true);
+        expect(b.place > a.place, `${b.mode} #${b.sequence} was granted after ${a.mode} #${a.sequence} (queues ${b.place >> 32n}, ${a.place >> 32n})`).toBe(true);
       }
     }
     expect(await childrenOf(all[0]!.connection, `${root}/doc`)).toEqual([]);
