@@ -18,7 +18,8 @@ const data = (owner: string) => Buffer.from(JSON.stringify({ host: 'test-host', 
 
 describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here is about sessions ending: a 3 s lease (STEADY_SESSION), which a loaded machine keeps.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   it('lists each resource with its holders and its waiters in queue order, as ZooKeeper has them', async () => {
     const rootPath = uniqueRoot('all');
@@ -112,7 +113,7 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
 
   it('leaves out a lock whose parent vanishes between the listing and its read, and nodes that are not encoded names', async () => {
     const rootPath = uniqueRoot('vanish');
-    const connection = await connect(STEADY_SESSION);
+    const connection = await connect();
     const gone = await new FairLock(connection, { rootPath }).acquire('gone');
     const stays = await new FairLock(connection, { rootPath }).acquire('stays');
     const session = await connection.session();
