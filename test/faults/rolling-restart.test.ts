@@ -9,7 +9,7 @@ describe('rolling restart (ZooKeeper sample timing, library defaults, 3 processe
     expect(figures.lostDetails).toEqual([]);
     // Printed, not asserted: an idle session's hold meets each restart with up to half its lease
     // gone (it renews after half the lease without an answer), and a leader election of 1-2 s can
-    // outlast the 1.9 s left; it was lost in one of three runs, on a quiet machine. Issue 35 is open on it.
+    // outlast the 1.9 s left; it was lost in two of four runs on a quiet machine, once with a 955 ms stall of the busy sessions. Issue 35 is open on it.
     console.log(`[rolling] the idle session's hold: ${figures.longHoldLost === undefined ? 'held throughout' : `lost: ${figures.longHoldLost}`}`);
     expect(figures.lost).toBe(0);
     expect(figures.failed).toBe(0);
