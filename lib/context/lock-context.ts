@@ -154,11 +154,12 @@ export class ReentrantLocks {
     }
     const acquiring = this.acquireNew(context, request, false) as Promise<GrantedLock>;
     context.pending.set(key, { lock: acquiring, permits });
-    const clear = (): void => {
+    // This await is the acquire's first reaction: pending is cleared before a holder that shares it hears.
+    try {
+      return HolderHandle.join(context, key, await acquiring, permits, hooks);
+    } finally {
       if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
-    };
-    acquiring.then(clear, clear);
-    return HolderHandle.join(context, key, await acquiring, permits, hooks);
+    }
   }
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
