@@ -3,7 +3,8 @@ import { busy, Cohort } from './cohort.js';
 import { FairLock } from './fair-lock.js';
 import type { LockHandle } from './lock-handle.js';
 import type { GrantedLock } from './granted-lock.js';
-import type { LockRecipe, LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
+import type { LockRecipe, RecipeAcquireOptions } from './recipe-runtime.js';
+import type { QueueLock } from './queue-lock.js';
 import { checkMs } from '../shared/durations.js';
 
 /** How long a process may keep a contended lock for its own callers. */
@@ -31,7 +32,7 @@ interface CohortTables {
 export const DEFAULT_COHORT = { maxHandoffs: 16, maxHoldMs: 50 } as const;
 
 /** An exclusive queue (behind FairLock, ReadWriteLock.write, and Curator's and kazoo's) a cohort can stand in front of. */
-type ExclusiveQueue = LockTaker & { pathFor(resource: string, zkPath: string | undefined): string };
+type ExclusiveQueue = QueueLock;
 
 /**
  * The cohort queue: callers of one process that want the same exclusive lock queue here, first
@@ -136,7 +137,8 @@ export class CohortLock implements LockRecipe {
     };
     alone.add(key);
     try {
-      return this.inner.take(resource, own, tryOnly);
+      // Straight to the queue's runtime (QueueLock.take would only forward): the lone caller's own node.
+      return this.inner.runtime.acquire(resource, own, tryOnly, this.inner.place);
     } catch (error) {
       ended();
       throw error;
