@@ -8,8 +8,7 @@ import { LockService } from '../service/lock.service.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import type { LeaderSpec } from './leader.options.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
-import { adoptLeaderSchedule } from './leader.decorator.js';
-import { scheduleOf } from './scheduled-method.js';
+import { adoptSchedule, scheduleOf } from './scheduled-method.js';
 import { providerMethods } from './provider-methods.js';
 import { checkShutdownHooksSoon } from './shutdown-hooks-check.js';
 import { DISTRIBUTED_LOCK_METADATA, LEADER_METADATA, ON_LEADERSHIP_METADATA } from './zk-lock.constants.js';
@@ -64,7 +63,7 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap, O
       const requestScoped = !wrapper.isDependencyTreeStatic();
       if (leader) {
         if (requestScoped) throw requestScopedError('@Leader', leader.method);
-        adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
+        adoptSchedule(leader, scheduleOf(method, leader.method));
         this.decorated.push({ instance, name, spec: leader, onLeadership: false });
       }
       if (onLeadership) {
