@@ -2,7 +2,6 @@ import type { GrantedLock } from './granted-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
-import { waitInQueue } from '../queue/queue-waiter.js';
 import { type LockRecipe, type LockTaker, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 
 /**
@@ -55,14 +54,6 @@ export class QueueLock implements LockRecipe, LockTaker {
     driver = this.driver,
     parent?: string,
   ): Promise<GrantedLock | null> {
-    const { runtime } = this;
-    // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
-    return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) =>
-      waitInQueue(
-        runtime.waiters,
-        { parent: parent ?? runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, noWait, under },
-        sink,
-      ),
-    );
+    return this.runtime.acquire(resource, options, tryOnly, { parent, driver, under });
   }
 }
