@@ -24,6 +24,17 @@ interface ContextShare {
 }
 
 /**
+ * What a handle's release runs besides the hold count, given when the handle is made (its order is
+ * fixed: the minimum hold first, the hold count, then `onReleased`).
+ */
+export interface ReleaseHooks {
+  /** `holdAtLeastMs`: the lock stays held until this many ms after the grant, kept by `holds`; the caller's release resolves at once. */
+  readonly minimumHold?: { readonly ms: number; readonly holds: MinimumHolds };
+  /** Told after the lock is given back, with the error when that failed (events and spans, when recorded). */
+  readonly onReleased?: (error?: unknown) => void;
+}
+
+/**
  * The one handle a LockService caller gets for a lock it must share or report: one holder of one
  * granted node. Its release runs, in order: the minimum hold (`holdAtLeastMs` defers the rest, in
  * the background), the hold count (the node is given back when the context's last holder lets go),
@@ -32,10 +43,8 @@ interface ContextShare {
  */
 export class HolderHandle implements LockHandle {
   private released = false;
-  /** Told after the lock is given back, with the error when that failed (events and spans, when recorded). */
-  onReleased: ((error?: unknown) => void) | undefined = undefined;
-  /** `holdAtLeastMs`: the deadline (`performance.now()`'s clock) and who keeps the lock until then. */
-  private minimumHold: { readonly until: number; readonly holds: MinimumHolds } | undefined = undefined;
+  /** The minimum hold's end (`performance.now()`'s clock), 0 without one. */
+  private readonly holdUntil: number;
 
   constructor(
     readonly lock: GrantedLock,
@@ -43,10 +52,14 @@ export class HolderHandle implements LockHandle {
     private readonly share: ContextShare | undefined,
     /** The context already held this lock, or was taking it for another holder: ZooKeeper was not asked. */
     readonly reentrant: boolean,
-  ) {}
+    private readonly hooks: ReleaseHooks = NO_HOOKS,
+  ) {
+    // Made at the grant (or the join): the minimum hold counts from here.
+    this.holdUntil = hooks.minimumHold ? performance.now() + hooks.minimumHold.ms : 0;
+  }
 
   /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
-  static join(context: HeldLocks, key: string, lock: GrantedLock, permits?: number): HolderHandle {
+  static join(context: HeldLocks, key: string, lock: GrantedLock, permits?: number, hooks?: ReleaseHooks): HolderHandle {
     let entry = context.held.get(key);
     const reentrant = entry?.lock === lock;
     if (!entry || !reentrant) {
@@ -54,13 +67,7 @@ export class HolderHandle implements LockHandle {
       context.held.set(key, entry);
     }
     entry.holders += 1;
-    return new HolderHandle(lock, { context, key, entry }, reentrant);
-  }
-
-  /** The caller's release resolves at once; the lock stays held until `until`, or until shutdown or its loss. */
-  holdUntil(until: number, holds: MinimumHolds): this {
-    this.minimumHold = { until, holds };
-    return this;
+    return new HolderHandle(lock, { context, key, entry }, reentrant, hooks);
   }
 
   get resource(): string {
@@ -93,24 +100,22 @@ export class HolderHandle implements LockHandle {
   }
 
   release(): Promise<void> {
-    const { minimumHold, share } = this;
+    const { hooks, share } = this;
     // Outside any context, without a minimum hold: the lock's own release (a failed one may be retried), reported.
-    if (!share && !minimumHold) return this.reported(this.lock.release());
+    if (!share && !hooks.minimumHold) return this.reported(this.lock.release());
     if (this.released) return Promise.reject(new LockNotHeldError(this.resource));
     this.released = true;
-    if (minimumHold) return minimumHold.holds.releaseAt(this.lock, minimumHold.until, () => this.giveBack());
-    const releasing = this.releaseShare(share!); // (no minimum hold: then it has a share)
-    return this.onReleased ? this.reported(releasing) : releasing;
+    if (hooks.minimumHold) return hooks.minimumHold.holds.releaseAt(this.lock, this.holdUntil, () => this.giveBack());
+    return this.reported(this.releaseShare(share!)); // (no minimum hold: then it has a share)
   }
 
   /** The hold count, then the report. */
   private giveBack(): Promise<void> {
-    const releasing = this.share ? this.releaseShare(this.share) : this.lock.release();
-    return this.onReleased ? this.reported(releasing) : releasing;
+    return this.reported(this.share ? this.releaseShare(this.share) : this.lock.release());
   }
 
   private reported(releasing: Promise<void>): Promise<void> {
-    const { onReleased } = this;
+    const { onReleased } = this.hooks;
     if (!onReleased) return releasing;
     return releasing.then(
       () => onReleased(),
@@ -136,10 +141,12 @@ export class HolderHandle implements LockHandle {
       if (error instanceof LockLostError) throw error; // nothing left to release
       // The node is still there: put everything back so the caller can retry (its own release, not a
       // minimum hold's, whose caller was answered already).
-      if (!this.minimumHold) this.released = false;
+      if (!this.hooks.minimumHold) this.released = false;
       entry.holders += 1;
       if (registered) context.held.set(key, entry);
       throw error;
     }
   }
 }
+
+const NO_HOOKS: ReleaseHooks = {};

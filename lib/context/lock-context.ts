@@ -17,7 +17,7 @@ import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
 import type { NewLocks } from './new-lock.js';
-import { type HeldEntry, HolderHandle } from './holder-handle.js';
+import { type HeldEntry, HolderHandle, type ReleaseHooks } from './holder-handle.js';
 import { DEFAULT_LAYOUT } from '../queue/layouts.js';
 
 /** Who owns which lock: one request's or call's locks, and the acquires it has in flight. */
@@ -121,21 +121,21 @@ export class ReentrantLocks {
    * As `acquire`, always as a HolderHandle, for a caller that hooks its release (events and spans,
    * a minimum hold): outside any context too.
    */
-  acquireHolder(request: LockRequest, tryOnly: boolean): Promise<HolderHandle | null> {
+  acquireHolder(request: LockRequest, tryOnly: boolean, hooks: ReleaseHooks): Promise<HolderHandle | null> {
     const context = currentLockContext();
-    if (context) return this.acquireInContext(context, request, tryOnly);
+    if (context) return this.acquireInContext(context, request, tryOnly, hooks);
     this.newLocks.gate.assertOpen(request.resource);
-    return this.newLocks.acquire(request, tryOnly, request.owner, undefined).then((lock) => lock && new HolderHandle(lock, undefined, false));
+    return this.newLocks.acquire(request, tryOnly, request.owner, undefined).then((lock) => lock && new HolderHandle(lock, undefined, false, hooks));
   }
 
-  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<HolderHandle | null> {
+  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean, hooks?: ReleaseHooks): Promise<HolderHandle | null> {
     const key = contextKey(this.scope, request.slot, request.lockId);
     if (request.layout !== DEFAULT_LAYOUT) this.assertOneKind(context, request);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
     // pending before the caller can start the next one (Promise.all of a write and a read).
     const ownWrite = this.ownWriteFirst(context, request);
     if (ownWrite) await ownWrite;
-    const joined = this.joinHeld(context, key, request);
+    const joined = this.joinHeld(context, key, request, hooks);
     if (joined) return joined;
     this.newLocks.gate.assertOpen(request.resource);
     const shared = context.pending.get(key);
@@ -143,22 +143,23 @@ export class ReentrantLocks {
     if (tryOnly) {
       if (shared) return null; // this context is still waiting for it: not free right now
       const lock = await this.acquireNew(context, request, true);
-      return lock && HolderHandle.join(context, key, lock, permits);
+      return lock && HolderHandle.join(context, key, lock, permits, hooks);
     }
     if (shared) {
       // Two holders in one context asking at once share one queue entry (each within its own limits).
       if (shared.permits !== permits) {
         throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
       }
-      return HolderHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits);
+      return HolderHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits, hooks);
     }
     const acquiring = this.acquireNew(context, request, false) as Promise<GrantedLock>;
     context.pending.set(key, { lock: acquiring, permits });
-    const clear = (): void => {
+    // This await is the acquire's first reaction: pending is cleared before a holder that shares it hears.
+    try {
+      return HolderHandle.join(context, key, await acquiring, permits, hooks);
+    } finally {
       if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
-    };
-    acquiring.then(clear, clear);
-    return HolderHandle.join(context, key, await acquiring, permits);
+    }
   }
 
   /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
@@ -233,14 +234,14 @@ export class ReentrantLocks {
   }
 
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
-  private joinHeld(context: LockContext, key: string, request: LockRequest): HolderHandle | undefined {
+  private joinHeld(context: LockContext, key: string, request: LockRequest, hooks: ReleaseHooks | undefined): HolderHandle | undefined {
     const { resource, slot, lockId } = request;
     const entry = context.live(this.scope, slot, lockId);
     if (entry) {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
-      return HolderHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits);
+      return HolderHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits, hooks);
     }
     if (slot === 'write' && context.live(this.scope, 'read', lockId)) throw new LockUpgradeError(resource);
     return undefined;

@@ -46,7 +46,7 @@ export class NewLocks {
   private start(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: GrantedLock | undefined): Promise<GrantedLock | null> {
     try {
       const { recipes, gate } = this;
-      const data = this.nodeData(owner);
+      const data = owner === undefined ? this.anonymousData : this.nodeData(owner);
       if (under) {
         const { onReleaseRequest } = request;
         const read = recipes.downgrade(under, { signal: request.signal, data, onEnd: gate.forget });
@@ -68,9 +68,8 @@ export class NewLocks {
     }
   }
 
-  /** What a lock node stores about its holder: host, pid and, when known, the request or job. */
-  private nodeData(owner: string | undefined): Buffer {
-    if (owner === undefined) return this.anonymousData;
+  /** What a lock node stores about its holder: host, pid and the request or job (anonymousData when that is unknown). */
+  private nodeData(owner: string): Buffer {
     return Buffer.from(JSON.stringify({ ...this.hostData, owner }));
   }
 }

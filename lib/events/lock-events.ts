@@ -1,5 +1,5 @@
 import { Observable, Subject } from 'rxjs';
-import type { HolderHandle } from '../context/holder-handle.js';
+import type { HolderHandle, ReleaseHooks } from '../context/holder-handle.js';
 import type { ReentrantLocks } from '../context/lock-context.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import { type LeadershipLostError, LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
@@ -73,7 +73,7 @@ export class LockEvents {
 
   /**
    * Runs one acquire (`locks.acquireHolder`) with events and spans around it: requested, then its
-   * outcome; the handle returned reports its release (its last release hook), and its lock's loss.
+   * outcome; the handle returned reports its release (its last release hook, after `hooks`), and its lock's loss.
    * Called synchronously by the caller, whose async context is the spans' parent.
    */
   observe(
@@ -81,16 +81,16 @@ export class LockEvents {
     tryOnly: boolean,
     owner: string | undefined,
     locks: ReentrantLocks,
-    /** The caller hooks the release itself (a minimum hold): a HolderHandle even when nothing records. */
-    holder: boolean,
+    /** The caller's own release hooks (a minimum hold): a HolderHandle even when nothing records. */
+    hooks: ReleaseHooks | undefined,
   ): Promise<LockHandle | null> {
     const { permits } = request.kind;
     const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
     const span = this.tracing?.startAcquire(target, request, tryOnly);
     // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
     // async frame of this method kept while it waits.
-    if (!span && !this.observed) return holder ? locks.acquireHolder(request, tryOnly) : locks.acquire(request, tryOnly);
-    return this.follow(target, span, request, tryOnly, locks);
+    if (!span && !this.observed) return hooks ? locks.acquireHolder(request, tryOnly, hooks) : locks.acquire(request, tryOnly);
+    return this.follow(target, span, request, tryOnly, locks, hooks);
   }
 
   private async follow(
@@ -99,12 +99,18 @@ export class LockEvents {
     request: LockRequest,
     tryOnly: boolean,
     locks: ReentrantLocks,
+    hooks: ReleaseHooks | undefined,
   ): Promise<HolderHandle | null> {
     if (this.observed) this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
     const started = performance.now();
+    // The handle's last release hook, given at its making; what it reports is known at the grant.
+    let held: HeldCourse | undefined;
+    const onReleased = (error?: unknown): void => {
+      if (held) this.released(held, error);
+    };
     let handle: HolderHandle | null;
     try {
-      handle = await locks.acquireHolder(request, tryOnly);
+      handle = await locks.acquireHolder(request, tryOnly, { minimumHold: hooks?.minimumHold, onReleased });
     } catch (error) {
       const waitMs = performance.now() - started;
       span?.failed(waitMs, error);
@@ -124,17 +130,18 @@ export class LockEvents {
     if (this.observed) {
       this.emit({ type: 'acquired', ...target, waitMs: grantedAt - started, reentrant, fencingToken, timestamp: Date.now() });
     }
-    const held: HeldCourse = { target, grantedAt, fencingToken, hold };
+    held = { target, grantedAt, fencingToken, hold, reentrant };
     // The loss and a release request are events once per lock node: the handle that took it reports them.
     if (hold || !reentrant) this.reportLoss(handle.signal, held, !reentrant);
     if (request.onReleaseRequest && (hold || !reentrant)) this.reportRequest(handle.releaseRequested, held, !reentrant);
-    const released = (error?: unknown): void => {
-      hold?.released(error);
-      if (error !== undefined || !this.observed) return;
-      this.emit({ type: 'released', ...target, holdMs: performance.now() - grantedAt, reentrant, fencingToken, timestamp: Date.now() });
-    };
-    handle.onReleased = released; // the handle's last release hook
     return handle;
+  }
+
+  /** A handle's release: its span ends, and a `released` event when it went well. */
+  private released({ target, grantedAt, fencingToken, hold, reentrant }: HeldCourse, error: unknown): void {
+    hold?.released(error);
+    if (error !== undefined || !this.observed) return;
+    this.emit({ type: 'released', ...target, holdMs: performance.now() - grantedAt, reentrant, fencingToken, timestamp: Date.now() });
   }
 
   private failure(target: Omit<LockEventTarget, 'timestamp'>, error: unknown, waitMs: number): LockEvent {
@@ -179,6 +186,8 @@ interface HeldCourse {
   readonly grantedAt: number;
   readonly fencingToken: string;
   readonly hold: HoldSpan | undefined;
+  /** Answered by the lock context: ZooKeeper was not asked. */
+  readonly reentrant: boolean;
 }
 
 /** How events name a kind of lock: its mode, or `'semaphore'` when it has permits. */

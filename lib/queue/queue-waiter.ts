@@ -10,7 +10,7 @@
  * most of it the watches and the promise). Each rule below can be checked by reading this file:
  * - no suspended async call while waiting: `run` returns once the watches are set (WATCHING), and
  *   a wake-up starts it again;
- * - the constructor sets every field (one object layout for all waiters);
+ * - every field is set before the constructor returns (one object layout for all waiters);
  * - `round` never becomes -0 (`watch` takes the absolute value before adding 1), so it stays a
  *   small integer;
  * - the callback a watch keeps for the whole wait is a bound method (`this.changed.bind(this)`),
@@ -36,8 +36,7 @@ import type { QueueGrant, QueueSink, WaiterSpec } from './queue.types.js';
  * session lost while waiting only means the node died with it: the entry queues again in the next
  * session (a downgrade read, `spec.under` a write, fails instead). `stop` ends the wait, its node
  * removed (or the removal scheduled when disconnected); `noWait` gives up at once (null) when the
- * lock is taken. A sink, not a promise: a waiting acquire is one QueueWaiter and the caller's
- * promise, not a chain of suspended async calls.
+ * lock is taken. A sink, not a promise (heap rules, above).
  */
 export function waitInQueue(host: WaiterHost, spec: WaiterSpec, sink: QueueSink): void {
   void new QueueWaiter(host, spec, sink).run(FRESH);
@@ -56,27 +55,26 @@ const WATCHING = Symbol('watching');
  * One acquire in the queue: its place (the node of the current attempt, in the current session)
  * and, while it waits, its watches. `run` goes from a session, or from a wake-up, to the next wait
  * or to the end (a grant, null, or an error, told to the sink); a watch, the stop signal or the
- * session's end wakes it. A session lost while waiting only means the node died with it: the
- * acquire queues again in the next session, unless it may only queue in its write's session.
+ * session's end wakes it.
  */
 class QueueWaiter implements CreateProgress, WatchingWaiter {
-  session: ZkSessionApi | undefined;
+  session: ZkSessionApi | undefined = undefined;
   /** The prefix while our node's name is unknown (then it is the name's start). */
-  private ownPrefix: string | undefined;
-  private node: string | undefined;
+  private ownPrefix: string | undefined = undefined;
+  private node: string | undefined = undefined;
   /** A create was sent whose node may exist even though its name is unknown. */
   createSent = false;
   /** The czxid of the queue's parent, from the last listing: the first part of a grant's token. */
   queueZxid = 0;
   /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
-  private watches: NodeWatch | NodeWatch[] | undefined;
+  private watches: NodeWatch | NodeWatch[] | undefined = undefined;
   /**
    * Counts waits, so that a late answer about an earlier wait is ignored: positive while waiting
    * (the current wait's number), negated when it ends.
    */
   private round = 0;
   /** The current wait is on a holder whose release grants us the lock (`Decision.grantedByWrite`). */
-  private grantedByWrite: boolean;
+  private grantedByWrite = false;
 
   readonly parent: string;
   readonly driver: LockDriver;
@@ -101,11 +99,6 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     this.noWait = spec.noWait;
     this.writeSession = spec.under?.session;
     this.inheritedToken = spec.under?.fencingToken;
-    this.session = undefined;
-    this.ownPrefix = undefined;
-    this.node = undefined;
-    this.watches = undefined;
-    this.grantedByWrite = false;
   }
 
   /** The driver's prefix for this attempt (`<kind>-<session id>-<nonce>-` in our layout): every node it creates starts with it. */
@@ -118,7 +111,6 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   get mine(): string | undefined {
     return this.node;
   }
-
   set mine(name: string | undefined) {
     if (name !== undefined) this.ownPrefix = undefined; // the name starts with it: no need to keep both
     else if (this.node !== undefined) this.ownPrefix = this.prefix;

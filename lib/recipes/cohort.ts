@@ -5,6 +5,7 @@ import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js'
 import { readChildren } from '../zookeeper/session-retry.js';
 import { Stopper } from '../queue/stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
+import { type LineWaiter, WaitingLine } from './waiting-line.js';
 
 /** The ZooKeeper acquire in flight for the local queue, and how to stop it. */
 interface AcquireControl {
@@ -23,7 +24,7 @@ export interface CohortSettings {
 }
 
 /** One caller waiting in the process for its turn. */
-interface LocalWaiter {
+interface LocalWaiter extends LineWaiter {
   readonly options: RecipeAcquireOptions;
   /** tryAcquire or `waitTimeoutMs: 0`: only ever first, when the cohort was idle. */
   readonly noWait: boolean;
@@ -32,7 +33,6 @@ interface LocalWaiter {
   readonly reject: (error: unknown) => void;
   stopper: Stopper | undefined;
   onStop: (() => void) | undefined;
-  done: boolean;
 }
 
 /** The answer to tryAcquire (null) or `waitTimeoutMs: 0` (LockTimeoutError) when the lock is taken. */
@@ -49,9 +49,7 @@ export class Cohort implements NodeReleaser {
   private holding = false;
   /** The ZooKeeper acquire in flight on behalf of the local queue. */
   private acquiring: AcquireControl | undefined;
-  private readonly queue: LocalWaiter[] = [];
-  private head = 0;
-  private live = 0;
+  private readonly line = new WaitingLine<LocalWaiter>();
   /** Holders the current grant has served: the next one's token suffix. */
   private served = 0;
   /** Handoffs, and their start, since the grant or since the last look found nobody else waiting. */
@@ -71,12 +69,12 @@ export class Cohort implements NodeReleaser {
   ) {}
 
   get waiting(): number {
-    return this.live;
+    return this.line.live;
   }
 
   acquire(options: RecipeAcquireOptions, tryOnly: boolean): Promise<GrantedLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
-    if (noWait && (this.node || this.acquiring || this.live > 0)) {
+    if (noWait && (this.node || this.acquiring || this.line.live > 0)) {
       // Taken or wanted by another caller of this process: not free right now.
       return busy(this.resource, tryOnly);
     }
@@ -93,8 +91,7 @@ export class Cohort implements NodeReleaser {
         waiter.onStop = () => this.giveUp(waiter);
         stopper.signal.addEventListener('abort', waiter.onStop, { once: true });
       }
-      this.queue.push(waiter);
-      this.live++;
+      this.line.push(waiter);
       this.pump();
     });
   }
@@ -102,7 +99,7 @@ export class Cohort implements NodeReleaser {
   /** Starts what the queue needs next: nothing while someone holds or a ZooKeeper acquire runs. */
   private pump(): void {
     if (this.holding || this.node || this.acquiring) return;
-    const first = this.peek();
+    const first = this.line.peek();
     if (!first) {
       this.forgetIfIdle();
       return;
@@ -127,7 +124,7 @@ export class Cohort implements NodeReleaser {
       this.pump();
       return;
     }
-    const next = this.dequeue();
+    const next = this.line.next();
     if (!next || !node.isHeld()) {
       // Everyone left while it was granted (or its session ended at once): hand it back.
       const released = node.release().catch((error: unknown) => {
@@ -159,7 +156,7 @@ export class Cohort implements NodeReleaser {
     } else {
       // A waiting acquire fails for reasons every caller shares (another kind of lock holds the
       // name, no permission, the service closing): each would have met it in its own acquire.
-      for (let waiter = this.dequeue(); waiter; waiter = this.dequeue()) this.finish(waiter, undefined, error);
+      for (let waiter = this.line.next(); waiter; waiter = this.line.next()) this.finish(waiter, undefined, error);
     }
     this.answerLeaving();
     this.pump();
@@ -207,15 +204,15 @@ export class Cohort implements NodeReleaser {
     // resumed from a pause learns it only when it reads its socket): a local handoff would then grant
     // a lock ZooKeeper has given to someone else. So no handoff while disconnected: the node goes
     // back, and the local waiters queue again, to be granted by ZooKeeper.
-    if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.live > 0 && node.session.connected) {
+    if (!this.pinned && this.served < MAX_HANDOFFS_PER_GRANT && this.line.live > 0 && node.session.connected) {
       if (this.handoffs < this.settings.maxHandoffs && performance.now() - this.windowStart < this.settings.maxHoldMs) {
         this.handoffs++;
-        this.grantTo(this.dequeue()!, node);
+        this.grantTo(this.line.next()!, node);
         return 'released';
       }
       const othersWait = await this.othersWaiting(node);
       if (node !== this.node || !node.isHeld()) return 'session-lost';
-      const next = othersWait ? undefined : this.dequeue();
+      const next = othersWait ? undefined : this.line.next();
       if (next) {
         this.handoffs = 1;
         this.windowStart = performance.now();
@@ -260,7 +257,7 @@ export class Cohort implements NodeReleaser {
     if (waiter.done) return;
     const stopper = waiter.stopper!;
     const error = stopper.explain(stopper.signal.reason, this.resource);
-    if (this.live === 1 && this.acquiring?.signal) {
+    if (this.line.live === 1 && this.acquiring?.signal) {
       // The last caller the node was queued for: stop the ZooKeeper acquire, and answer this caller
       // once its node is gone, as a caller with a node of its own is answered.
       this.retire(waiter);
@@ -290,30 +287,14 @@ export class Cohort implements NodeReleaser {
 
   /** The waiter leaves the queue: it will be answered by whoever retired it. */
   private retire(waiter: LocalWaiter): void {
-    waiter.done = true;
-    this.live--;
+    this.line.retire(waiter);
     if (waiter.stopper) {
       waiter.stopper.signal.removeEventListener('abort', waiter.onStop!);
       waiter.stopper.dispose();
     }
   }
 
-  private peek(): LocalWaiter | undefined {
-    while (this.head < this.queue.length && this.queue[this.head]!.done) this.head++;
-    return this.queue[this.head];
-  }
-
-  private dequeue(): LocalWaiter | undefined {
-    const waiter = this.peek();
-    if (waiter) this.head++;
-    if (this.head > 64 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    return waiter;
-  }
-
   private forgetIfIdle(): void {
-    if (!this.node && !this.acquiring && !this.holding && this.live === 0 && !this.leaving) this.forget();
+    if (!this.node && !this.acquiring && !this.holding && this.line.live === 0 && !this.leaving) this.forget();
   }
 }

@@ -2,15 +2,25 @@ import type { GrantedLock } from './granted-lock.js';
 import { rejectOnThrow } from '../shared/promises.js';
 import type { LockDriver } from '../queue/lock-driver.js';
 import type { SessionSource, UnderWrite } from '../queue/queue.types.js';
-import { waitInQueue } from '../queue/queue-waiter.js';
-import { type LockRecipe, type LockTaker, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import {
+  type LockRecipe,
+  type LockTaker,
+  type QueuePlace,
+  type RecipeAcquireOptions,
+  type RecipeOptions,
+  type RecipeRuntime,
+  runtimeOf,
+} from './recipe-runtime.js';
 
 /**
  * A lock type made of a queue of sequential nodes and a driver that says who holds (behind FairLock,
  * ReadWriteLock's halves, Semaphore, elections, and the Curator and kazoo layouts' locks).
  */
 export class QueueLock implements LockRecipe, LockTaker {
-  protected readonly runtime: RecipeRuntime;
+  /** @internal the runtime its acquires run in (CohortLock takes places from it directly) */
+  readonly runtime: RecipeRuntime;
+  /** @internal where an acquire of a resource queues: the resource's znode (or its zkPath), with this driver */
+  readonly place: QueuePlace;
 
   constructor(
     source: SessionSource | RecipeRuntime,
@@ -18,6 +28,7 @@ export class QueueLock implements LockRecipe, LockTaker {
     options?: RecipeOptions,
   ) {
     this.runtime = runtimeOf(source, options);
+    this.place = { parent: undefined, driver, under: undefined };
   }
 
   get rootPath(): string {
@@ -55,14 +66,7 @@ export class QueueLock implements LockRecipe, LockTaker {
     driver = this.driver,
     parent?: string,
   ): Promise<GrantedLock | null> {
-    const { runtime } = this;
-    // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
-    return runtime.acquire(resource, options, tryOnly, (stop, noWait, sink) =>
-      waitInQueue(
-        runtime.waiters,
-        { parent: parent ?? runtime.pathFor(resource, options.zkPath), driver, data: runtime.dataOf(options), stop, noWait, under },
-        sink,
-      ),
-    );
+    const place = under === undefined && driver === this.driver && parent === undefined ? this.place : { parent, driver, under };
+    return this.runtime.acquire(resource, options, tryOnly, place);
   }
 }

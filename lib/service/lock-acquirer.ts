@@ -9,7 +9,7 @@ import {
 } from '../context/lock-request.js';
 import { currentLockContext, type ReentrantLocks, runByLockContextPolicy, runOutsideLockContext } from '../context/lock-context.js';
 import type { MinimumHolds } from '../context/minimum-holds.js';
-import type { HolderHandle } from '../context/holder-handle.js';
+import type { ReleaseHooks } from '../context/holder-handle.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
 import type { LockKindOptions } from '../recipes/lock-kind.js';
@@ -92,15 +92,12 @@ export class LockAcquirer {
     const { watched } = this.events;
     // Nothing hooks the release: the context's handle, or outside any context the granted lock itself.
     if (!watched && holdAtLeastMs === 0) return this.reentrantLocks.acquire(request, tryOnly);
-    const held = holdAtLeastMs > 0;
+    const hooks: ReleaseHooks | undefined = holdAtLeastMs > 0 ? { minimumHold: { ms: holdAtLeastMs, holds: this.holds } } : undefined;
     // Events and spans hook the release only when something records this acquire (observe decides):
     // otherwise the handle stays bare, as small as without them (heap per held and waiting lock).
-    const acquired = watched
-      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, this.reentrantLocks, held)
-      : this.reentrantLocks.acquireHolder(request, tryOnly);
-    if (!held) return acquired;
-    // With a minimum hold, observe and acquireHolder both give a HolderHandle.
-    return acquired.then((handle) => handle && (handle as HolderHandle).holdUntil(performance.now() + holdAtLeastMs, this.holds));
+    return watched
+      ? this.events.observe(request, tryOnly, request.owner ?? currentLockContext()?.owner, this.reentrantLocks, hooks)
+      : this.reentrantLocks.acquireHolder(request, tryOnly, hooks!); // (not watched: then a minimum hold)
   }
 }
 

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { CohortLock, FairLock, InvalidOptionsError, LockAbortedError, LockLostError, LockService, LockTimeoutError } from '../../lib/index.js';
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
+import type { LockRecipe } from '../../lib/recipes/recipe-runtime.js';
+import type { SessionSource } from '../../lib/queue/queue.types.js';
 import type { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import { startLockApp } from '../support/lock-app.js';
 import { childrenOf, countingSessions, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, eventually, expireSession } from '../support/zk-fixtures.js';
@@ -20,6 +22,41 @@ async function keepParent(connection: ZkConnection, parent: string): Promise<voi
   await (await connection.session()).create(`${parent}/${KEEP}`, '', 'PERSISTENT');
 }
 
+/**
+ * `callers` callers of one process take the lock at `lockPath` (`${rootPath}/${resource}`), counting
+ * the requests all but the first send: the first holds (its own node, and the lock's parent) until
+ * `queued` nodes are in the queue, its own and the others' (their creates were sent before its
+ * release, which the server then answers after them), so that the parent, a container, is never
+ * empty while they are counted. Released and taken again in between, it could be reaped (every 200 ms on
+ * the test servers), and re-creating it would add a failed create and a create to the count.
+ */
+function countedRun(connection: ZkConnection, make: (source: SessionSource) => LockRecipe) {
+  return async (lockPath: string, callers: number, queued = 2) => {
+    const { source, counts } = countingSessions(connection);
+    const lock = make(source);
+    const resource = lockPath.slice(lockPath.lastIndexOf('/') + 1);
+    const first = await lock.acquire(resource);
+    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
+    const tokens = [first.fencingToken];
+    let inside = 1;
+    let most = 1;
+    const rest = Array.from({ length: callers - 1 }, async () => {
+      const held = await lock.acquire(resource);
+      inside += 1;
+      most = Math.max(most, inside);
+      tokens.push(held.fencingToken);
+      await tick();
+      inside -= 1;
+      await held.release();
+    });
+    await eventually(async () => (await childrenOf(connection, lockPath)).length >= queued, { what: `${queued} nodes under ${lockPath}` });
+    inside -= 1;
+    await first.release();
+    await Promise.all(rest);
+    return { tokens, most, counts };
+  };
+}
+
 describe('the cohort queue: callers of one process share one ZooKeeper node, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
   const connect = useConnections(zk, STEADY_SESSION);
@@ -27,36 +64,25 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
   it('passes the lock between local callers without a request to ZooKeeper, one holder at a time, each with a higher token', async () => {
     const rootPath = uniqueRoot('cohort-local');
     const connection = await connect();
-    const { source, counts } = countingSessions(connection);
-    const cohort = new CohortLock(new FairLock(source, { rootPath }));
-    await (await cohort.acquire('hot')).release(); // creates rootPath and the lock's parent
-    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
-    let inside = 0;
-    let most = 0;
-    const tokens: string[] = [];
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        const lock = await cohort.acquire('hot');
-        inside += 1;
-        most = Math.max(most, inside);
-        tokens.push(lock.fencingToken);
-        await tick();
-        inside -= 1;
-        await lock.release();
-      }),
-    );
+    const cohort = countedRun(connection, (source) => new CohortLock(new FairLock(source, { rootPath })));
+    const { tokens, most, counts } = await cohort(`${rootPath}/hot`, 50);
     expect(most).toBe(1);
     expect(tokens).toHaveLength(50);
     expect([...tokens].sort()).toEqual(tokens); // granted in increasing token order
     expect(new Set(tokens).size).toBe(50);
     expect(BigInt(tokens[49]!)).toBeGreaterThan(BigInt(tokens[0]!));
-    // Two nodes for all fifty: the first caller's own (it was alone), and the one the cohort formed
-    // around when the second came. Nobody else waited, so no handoff needed to look at ZooKeeper.
-    expect(counts.create).toBe(2);
-    // Each node went with one request: a delete, or (the cohort's, which queued behind the first
-    // and so hands on) the transaction that writes and deletes it.
+    // One node for the forty-nine who came while the first held: the cohort's, formed when the
+    // second came. Nobody else waited, so each handoff was local (every 16th looks at the queue).
+    expect(counts.create).toBe(1);
+    // Each node went with one request: the first's delete, and the cohort's (which queued behind
+    // the first and so hands on) the transaction that writes and deletes it.
     expect(counts.delete + counts.multi).toBe(2);
     expect(await childrenOf(connection, `${rootPath}/hot`)).toEqual([]);
+    // The control: without the cohort, each of the forty-nine queues a node of its own.
+    const fair = countedRun(connection, (source) => new FairLock(source, { rootPath }));
+    const control = await fair(`${rootPath}/hot`, 50, 50);
+    expect(control.most).toBe(1);
+    expect(control.counts.create).toBe(49);
   });
 
   it('a caller alone in the process takes a node of its own, as FairLock does, and every way it ends lets the next one be alone too', async () => {
@@ -120,16 +146,13 @@ describe('the cohort queue: callers of one process share one ZooKeeper node, on 
   it('keeps handing off locally past the bounds while nobody else waits', async () => {
     const rootPath = uniqueRoot('cohort-alone');
     const connection = await connect();
-    const { source, counts } = countingSessions(connection);
-    const cohort = new CohortLock(new FairLock(source, { rootPath }), { maxHandoffs: 1, maxHoldMs: 0 });
-    await (await cohort.acquire('r')).release(); // creates rootPath and the lock's parent
-    for (const key of Object.keys(counts)) counts[key as keyof typeof counts] = 0;
-    await Promise.all(Array.from({ length: 10 }, async () => (await cohort.acquire('r')).release()));
-    // The first caller's own node, then the cohort's for the other nine.
-    expect(counts.create).toBe(2);
-    // One listing with each create and one when the first node went (the cohort's node then holds),
+    const cohort = countedRun(connection, (source) => new CohortLock(new FairLock(source, { rootPath }), { maxHandoffs: 1, maxHoldMs: 0 }));
+    const { counts } = await cohort(`${rootPath}/r`, 10);
+    // The cohort's node for the nine who came while the first held.
+    expect(counts.create).toBe(1);
+    // One listing with its create and one when the first node went (the cohort's node then holds),
     // then each of the cohort's eight handoffs, all past the bound, looked at the queue once.
-    expect(counts.getChildren).toBe(3 + 8);
+    expect(counts.getChildren).toBe(2 + 8);
   });
 
   it('times out and aborts local waiters without disturbing the others, and leaves nothing behind', async () => {
