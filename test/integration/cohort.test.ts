@@ -27,8 +27,9 @@ async function keepParent(connection: ZkConnection, parent: string): Promise<voi
  * the requests all but the first send: the first holds (its own node, and the lock's parent) until
  * `queued` nodes are in the queue, its own and the others' (their creates were sent before its
  * release, which the server then answers after them), so that the parent, a container, is never
- * empty while they are counted. Released and taken again in between, it could be reaped (every 200 ms on
- * the test servers), and re-creating it would add a failed create and a create to the count.
+ * empty while they are counted. Released and taken again in between, it could be reaped (every
+ * 200 ms on the test servers), and each caller's create would then fail, create the parent and be
+ * sent again: three creates where one was meant (6 instead of 2, seen in runs under load).
  */
 function countedRun(connection: ZkConnection, make: (source: SessionSource) => LockRecipe) {
   return async (lockPath: string, callers: number, queued = 2) => {
