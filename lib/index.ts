@@ -7,7 +7,6 @@ export type { AcquireOptions, LockContextPolicy, LockPlacement, LockTarget } fro
 export type { LockLayout } from './queue/layouts.js';
 export type { ReleaseRequestOptions, ReleaseRequestResult } from './recipes/release-request.js';
 export type { LockMode, LockKindOptions } from './recipes/lock-kind.js';
-export type { TickClaim, TickClaimResult } from './recipes/tick-record.js';
 // Leader election: LockService.elect, @Leader, @OnLeadership.
 export type { Election, ElectOptions, ElectionChange } from './service/election.js';
 export type { LeaderHandle } from './recipes/leader-handle.js';

@@ -2,6 +2,7 @@ import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
 import type { LockElectedEvent, LockEvent, LockRevokedEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
+import { Counter, escapeLabel, header, Histogram, type HistogramSnapshot } from './metric-series.js';
 
 /** Histogram bucket upper bounds, in seconds: from a millisecond to a minute. */
 export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -32,15 +33,6 @@ export interface LockMetricsOptions {
    * @default ''
    */
   prefix?: string;
-}
-
-/** A histogram's state, in seconds. */
-export interface HistogramSnapshot {
-  /** Cumulative, as Prometheus counts them: observations <= `le` (the last `le` is Infinity). */
-  readonly buckets: ReadonlyArray<{ readonly le: number; readonly count: number }>;
-  readonly count: number;
-  /** Sum of the observations, in seconds. */
-  readonly sum: number;
 }
 
 /** Totals over every mode (the Prometheus text has them per mode). */
@@ -223,90 +215,4 @@ function buckets(value: readonly number[] | undefined, option: string): readonly
   const valid = Array.isArray(value) && value.length > 0 && value.every((b, i) => Number.isFinite(b) && b > 0 && (i === 0 || b > value[i - 1]!));
   if (!valid) throw new InvalidOptionsError(option, 'must be a non-empty list of increasing positive numbers of seconds');
   return [...value];
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-function header(lines: string[], name: string, help: string, type: string): void {
-  lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-}
-
-/** A counter, per rendered label set (`mode="write"`). */
-class Counter {
-  private readonly values = new Map<string, number>();
-
-  constructor(
-    private readonly name: string,
-    private readonly help: string,
-    /** An unlabelled counter shows 0 before its first count; a labelled one has no series yet. */
-    private readonly labelled = true,
-  ) {}
-
-  inc(labels: string): void {
-    this.values.set(labels, (this.values.get(labels) ?? 0) + 1);
-  }
-
-  total(): number {
-    let sum = 0;
-    for (const value of this.values.values()) sum += value;
-    return sum;
-  }
-
-  write(lines: string[], prefix: string): void {
-    const name = prefix + this.name;
-    header(lines, name, this.help, 'counter');
-    if (this.values.size === 0 && !this.labelled) lines.push(`${name} 0`);
-    for (const [labels, value] of this.values) lines.push(`${name}${labels ? `{${labels}}` : ''} ${value}`);
-  }
-}
-
-/** A histogram, per rendered label set; counts per bucket (not cumulative) plus the overflow. */
-class Histogram {
-  private readonly series = new Map<string, { counts: number[]; sum: number }>();
-
-  constructor(
-    private readonly name: string,
-    private readonly help: string,
-    private readonly bounds: readonly number[],
-  ) {}
-
-  observe(labels: string, seconds: number): void {
-    let entry = this.series.get(labels);
-    if (!entry) {
-      entry = { counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0 };
-      this.series.set(labels, entry);
-    }
-    let i = 0;
-    while (i < this.bounds.length && seconds > this.bounds[i]!) i += 1;
-    entry.counts[i]! += 1;
-    entry.sum += seconds;
-  }
-
-  snapshot(): HistogramSnapshot {
-    const counts = new Array<number>(this.bounds.length + 1).fill(0);
-    let sum = 0;
-    for (const entry of this.series.values()) {
-      entry.counts.forEach((count, i) => (counts[i]! += count));
-      sum += entry.sum;
-    }
-    return this.cumulative(counts, sum);
-  }
-
-  write(lines: string[], prefix: string): void {
-    const name = prefix + this.name;
-    header(lines, name, this.help, 'histogram');
-    for (const [labels, entry] of this.series) {
-      const { buckets, count, sum } = this.cumulative(entry.counts, entry.sum);
-      for (const bucket of buckets) lines.push(`${name}_bucket{${labels},le="${bucket.le === Infinity ? '+Inf' : bucket.le}"} ${bucket.count}`);
-      lines.push(`${name}_sum{${labels}} ${sum}`, `${name}_count{${labels}} ${count}`);
-    }
-  }
-
-  private cumulative(counts: readonly number[], sum: number): HistogramSnapshot {
-    let running = 0;
-    const buckets = counts.map((count, i) => ({ le: this.bounds[i] ?? Infinity, count: (running += count) }));
-    return { buckets, count: running, sum };
-  }
 }

@@ -8,6 +8,7 @@ import type { LockHandle } from '../recipes/lock-handle.js';
 import { ownerLabel } from '../context/lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { tickScheduleOf } from './scheduled-method.js';
+import { claimTickHolding, type TickClaimOutcome } from './once-per-tick.js';
 
 const logger = new Logger('ZkLock');
 
@@ -41,18 +42,17 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
     const release = releaseOnce(handles, spec);
     if (tick) {
       // The record is named after the first resource; the lock makes the claim and the run one step.
-      const resource = resources[0]!;
-      let claimed: boolean;
-      const { signal } = handles[0]!;
+      let outcome: TickClaimOutcome;
       try {
-        ({ claimed } = await service.claimTick(resource, { job: spec.method, ...tick }, { signal }));
+        outcome = await claimTickHolding(service, resources[0]!, spec.method, tick, handles[0]!);
       } catch (error) {
         await release();
-        throw signal.aborted ? signal.reason : error; // the lock lost under the claim: its LockLostError says why
+        throw error;
       }
-      if (!claimed) {
+      if (outcome !== 'claimed') {
         await release();
-        service.reportSkipped(resource, 'ran-this-tick', { mode, permits });
+        if (outcome === 'lost') throw handles[0]!.signal.reason; // the lock lost under the claim: its LockLostError says why
+        service.reportSkipped(resources[0]!, 'ran-this-tick', { mode, permits });
         return undefined;
       }
     }

@@ -1,6 +1,8 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InvalidOptionsError } from '../errors.js';
+import { Backoff } from '../shared/backoff.js';
+import { MAX_RETRY_DELAY_MS } from '../recipes/candidacy.options.js';
 import { runOutsideLockContext } from '../context/lock-context.js';
 import type { LeaderHandle } from '../recipes/leader-handle.js';
 import type { Election } from '../service/election.js';
@@ -8,8 +10,7 @@ import { LockService } from '../service/lock.service.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import type { LeaderSpec } from './leader.options.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
-import { adoptLeaderSchedule } from './leader.decorator.js';
-import { scheduleOf } from './scheduled-method.js';
+import { adoptSchedule, scheduleOf } from './scheduled-method.js';
 import { providerMethods } from './provider-methods.js';
 import { checkShutdownHooksSoon } from './shutdown-hooks-check.js';
 import { DISTRIBUTED_LOCK_METADATA, LEADER_METADATA, ON_LEADERSHIP_METADATA } from './zk-lock.constants.js';
@@ -37,7 +38,7 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap, O
   private decorated: Decorated[] = [];
   private groups = new Map<string, LeaderSpec>();
   /** Failures of @OnLeadership methods, by election: how long a failing leader stays out of line. */
-  private readonly failures = new WeakMap<Election, { count: number; at: number }>();
+  private readonly failures = new WeakMap<Election, Backoff>();
   private cancelShutdownHooksCheck = (): void => undefined;
 
   constructor(
@@ -64,7 +65,7 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap, O
       const requestScoped = !wrapper.isDependencyTreeStatic();
       if (leader) {
         if (requestScoped) throw requestScopedError('@Leader', leader.method);
-        adoptLeaderSchedule(leader, scheduleOf(method, leader.method));
+        adoptSchedule(leader, scheduleOf(method, leader.method));
         this.decorated.push({ instance, name, spec: leader, onLeadership: false });
       }
       if (onLeadership) {
@@ -125,11 +126,9 @@ export class ElectionExplorer implements OnModuleInit, OnApplicationBootstrap, O
       this.logger.debug?.(`${spec.method} ended with an error after leadership of "${spec.group}" ended: ${String(error)}`);
       return;
     }
-    const now = performance.now();
-    const last = this.failures.get(election);
-    const count = last && now - last.at < FAILURES_FORGOTTEN_AFTER_MS ? last.count + 1 : 1;
-    this.failures.set(election, { count, at: now });
-    const requeueAfterMs = Math.min(MAX_REQUEUE_PAUSE_MS, 1000 * 2 ** (count - 1));
+    let backoff = this.failures.get(election);
+    if (!backoff) this.failures.set(election, (backoff = new Backoff(FIRST_REQUEUE_PAUSE_MS, MAX_RETRY_DELAY_MS, FAILURES_FORGOTTEN_AFTER_MS)));
+    const requeueAfterMs = backoff.next();
     this.logger.error(
       `${spec.method} failed while leading "${spec.group}"; resigning so that another instance leads, and queueing again in ` +
         `${requeueAfterMs / 1000} s: ${String(error)}`,
@@ -148,8 +147,8 @@ function requestScopedError(decorator: string, method: string): InvalidOptionsEr
 
 /** A failure this long after the last one starts the count again. */
 const FAILURES_FORGOTTEN_AFTER_MS = 60_000;
-/** The longest a failing leader stays out of line. */
-const MAX_REQUEUE_PAUSE_MS = 30_000;
+/** How long a leader whose role failed once stays out of line (doubling, up to the candidacy's longest retry pause). */
+const FIRST_REQUEUE_PAUSE_MS = 1000;
 
 /**
  * One placement per group, and no group that is also a lock.

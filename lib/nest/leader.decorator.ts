@@ -1,11 +1,12 @@
-import { InvalidOptionsError, LockServiceClosedError } from '../errors.js';
+import { LockServiceClosedError } from '../errors.js';
 import type { LeaderHandle } from '../recipes/leader-handle.js';
 import type { LockService } from '../service/lock.service.js';
 import { runAsLeader } from '../context/leadership-scope.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { type LeaderMethodOptions, type LeaderSpec, validateLeaderOptions } from './leader.options.js';
 import { wrapMethod } from './wrap-method.js';
-import type { MethodSchedule } from './scheduled-method.js';
+import { type MethodSchedule, tickScheduleOf } from './scheduled-method.js';
+import { claimTickHolding } from './once-per-tick.js';
 import { LEADER_METADATA } from './zk-lock.constants.js';
 
 /**
@@ -28,7 +29,7 @@ export function Leader(group: string, options: LeaderMethodOptions = {}): Method
           service.reportSkipped(group, 'not-leader');
           return undefined;
         }
-        const schedule = tickSchedules.get(spec);
+        const schedule = tickScheduleOf(spec);
         const call = () => runAsLeader(group, term, () => runHolding(term, () => original.apply(this, args)));
         return schedule ? runOncePerTick(service, spec, term, schedule, call) : call();
       },
@@ -37,24 +38,6 @@ export function Leader(group: string, options: LeaderMethodOptions = {}): Method
     descriptor.value = wrapped;
     return descriptor;
   };
-}
-
-/** The schedules of @Leader methods with oncePerTick, found at start-up. */
-const tickSchedules = new WeakMap<LeaderSpec, MethodSchedule>();
-
-/**
- * Remembers a @Leader method's schedule when it claims ticks (ElectionExplorer, at start-up).
- * @throws InvalidOptionsError for oncePerTick on a method without @Cron or @Interval.
- */
-export function adoptLeaderSchedule(spec: LeaderSpec, schedule: MethodSchedule | undefined): void {
-  if (spec.options.oncePerTick !== true) return;
-  if (!schedule) {
-    throw new InvalidOptionsError(
-      '@Leader oncePerTick',
-      `${spec.method} has no @Cron with a cron expression and no @Interval (from @nestjs/schedule), so it has no ticks: remove oncePerTick, or schedule the method`,
-    );
-  }
-  tickSchedules.set(spec, schedule);
 }
 
 /** This instance's term of the group, when it leads now; undefined otherwise (and while the application stops). */
@@ -80,19 +63,12 @@ function runHolding(term: LeaderHandle, call: () => unknown): unknown {
  * one whose term ended during the claim (not leading is a skip, not an error of the schedule).
  */
 async function runOncePerTick(service: LockService, spec: LeaderSpec, term: LeaderHandle, schedule: MethodSchedule, call: () => unknown): Promise<unknown> {
-  const tick = schedule.tick();
-  let claimed: boolean;
-  try {
-    ({ claimed } = await service.claimTick(spec.group, { job: spec.method, ...tick }, { signal: term.signal }));
-  } catch (error) {
-    if (!term.signal.aborted) throw error;
-    claimed = false;
-  }
-  if (!term.isHeld()) {
+  const outcome = await claimTickHolding(service, spec.group, spec.method, schedule.tick(), term);
+  if (outcome === 'lost' || !term.isHeld()) {
     service.reportSkipped(spec.group, 'not-leader');
     return undefined;
   }
-  if (!claimed) {
+  if (outcome === 'ran-this-tick') {
     service.reportSkipped(spec.group, 'ran-this-tick');
     return undefined;
   }

@@ -1,21 +1,10 @@
 import { InvalidOptionsError } from '../errors.js';
-import { type LockLayout, validateLayout } from '../queue/layouts.js';
+import { validateLayout } from '../queue/layouts.js';
+import type { CandidacyOptions } from '../recipes/candidacy.options.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 
-/** Options of @Leader and @OnLeadership: where the group's election lives. */
-export interface LeaderOptions {
-  /**
-   * Whose election recipe the group's nodes follow (Curator's `LeaderLatch`, kazoo's `Election`),
-   * to share it with Java or Python services; give their path as `zkPath`.
-   * @default the module's `layout`
-   */
-  layout?: LockLayout;
-  /**
-   * The election's exact ZooKeeper path, instead of `<rootPath>/<encoded group>`; outside rootPath.
-   * @default undefined (`<rootPath>/<encoded group>`)
-   */
-  zkPath?: string;
-}
+/** Options of @Leader and @OnLeadership: where the group's election lives (as for `new Candidacy`). */
+export type LeaderOptions = Pick<CandidacyOptions, 'layout' | 'zkPath'>;
 
 /** Options of @Leader. */
 export interface LeaderMethodOptions extends LeaderOptions {

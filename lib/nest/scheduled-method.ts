@@ -1,14 +1,15 @@
 /**
- * The schedule of a @DistributedLock method, read at start-up from the metadata @nestjs/schedule's
+ * The schedule of a @DistributedLock or @Leader method, read at start-up from the metadata @nestjs/schedule's
  * decorators write (by their string keys: nothing is imported from that package), and the tick a
  * call runs for. `cron` (@nestjs/schedule's own dependency, the version that fires the job) is
- * loaded only when a guarded method has a @Cron.
+ * loaded only when a decorated method has a @Cron.
  */
 import { createRequire } from 'node:module';
 import { InvalidOptionsError } from '../errors.js';
 import type { TickClaim } from '../recipes/tick-record.js';
 import { resolveHere } from '../shared/package-require.js';
 import type { DistributedLockSpec } from './distributed-lock.options.js';
+import type { LeaderSpec } from './leader.options.js';
 
 /** @nestjs/schedule's metadata keys and SchedulerType values (schedule.constants.ts, scheduler-type.enum.ts). */
 const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
@@ -92,25 +93,29 @@ function cronSchedule(CronTime: CronTimeClass, expression: string, timeZone: str
 /** The longest minimum hold of a scheduled method, as a share of its period. */
 const MAX_HOLD_SHARE = 0.9;
 
-/** The schedules found at start-up, by decorated method. */
-const schedules = new WeakMap<DistributedLockSpec, MethodSchedule>();
+/** The one schedule table: the ticks each @DistributedLock or @Leader method claims, found at start-up. */
+const schedules = new WeakMap<DistributedLockSpec | LeaderSpec, MethodSchedule>();
 
 /**
- * Checks a guarded method's tick options against its schedule and remembers the schedule.
+ * Checks a decorated method's tick options against its schedule, and remembers the schedule when
+ * its calls claim ticks: @DistributedLock's by default (not with oncePerTick: false), @Leader's with
+ * oncePerTick: true.
  * @throws InvalidOptionsError for oncePerTick on a method without ticks, or a minimum hold above nine tenths of the period.
  */
-export function adoptSchedule(spec: DistributedLockSpec, schedule: MethodSchedule | undefined): void {
-  const { oncePerTick, holdAtLeastMs } = spec.options;
+export function adoptSchedule(spec: DistributedLockSpec | LeaderSpec, schedule: MethodSchedule | undefined): void {
+  const decorator = 'group' in spec ? '@Leader' : '@DistributedLock';
+  const { oncePerTick } = spec.options;
   if (!schedule) {
     if (oncePerTick === true) {
       throw new InvalidOptionsError(
-        '@DistributedLock oncePerTick',
+        `${decorator} oncePerTick`,
         `${spec.method} has no @Cron with a cron expression and no @Interval (from @nestjs/schedule), so it has no ticks: ` +
           'remove oncePerTick, or schedule the method',
       );
     }
     return;
   }
+  const holdAtLeastMs = 'holdAtLeastMs' in spec.options ? spec.options.holdAtLeastMs : undefined;
   // The hold runs from the grant, which comes some time after the tick fired: a hold close to the
   // period would still be on when the next tick fires, which would then be skipped as busy.
   const longestHold = Math.floor(schedule.periodMs * MAX_HOLD_SHARE);
@@ -122,10 +127,11 @@ export function adoptSchedule(spec: DistributedLockSpec, schedule: MethodSchedul
         '(nine tenths of the period), or leave it out (oncePerTick already runs each tick once)',
     );
   }
-  schedules.set(spec, schedule);
+  const claimsTicks = decorator === '@Leader' ? oncePerTick === true : oncePerTick !== false;
+  if (claimsTicks) schedules.set(spec, schedule);
 }
 
-/** The schedule whose ticks a call of this method claims, or undefined (none, or oncePerTick: false). */
-export function tickScheduleOf(spec: DistributedLockSpec): MethodSchedule | undefined {
-  return spec.options.oncePerTick === false ? undefined : schedules.get(spec);
+/** The schedule whose ticks a call of this method claims, or undefined (none, or it does not claim them). */
+export function tickScheduleOf(spec: DistributedLockSpec | LeaderSpec): MethodSchedule | undefined {
+  return schedules.get(spec);
 }

@@ -7,7 +7,7 @@ import type { ParentModes } from './layouts.js';
 
 /**
  * The one place that creates the parents of lock nodes: a queue's parent, a simple lock's rootPath,
- * a lease pool's leases. The rule: rootPath and every path above it are persistent in every layout;
+ * a lease pool's leases (and kazoo's pool node with its permit count), a tick record and its folders. The rule: rootPath and every path above it are persistent in every layout;
  * below rootPath a layout's own modes apply (ours: the lock's parent is a container, reaped by
  * ZooKeeper when empty; Curator's: containers; kazoo's: persistent). Every create carries the ACL.
  */
@@ -24,18 +24,18 @@ export class LockParents {
   }
 
   /**
-   * Creates `parent` with `modes.parent`, and its missing ancestors only when that fails for want of
-   * them: a new lock name usually costs the one create.
+   * Creates `parent` with `modes.parent` (holding `data`, empty by default), and its missing
+   * ancestors only when that fails for want of them: a new lock name usually costs the one create.
+   * Resolves true when this call created `parent`, false when it was there.
    */
-  async ensure(session: ZkSessionApi, parent: string, modes: ParentModes, stop: AbortSignal): Promise<void> {
+  async ensure(session: ZkSessionApi, parent: string, modes: ParentModes, stop: AbortSignal, data?: string): Promise<boolean> {
     try {
-      await createIfMissing(session, parent, this.modeOf(parent, modes.parent), stop, this.acl);
-      return;
+      return await createIfMissing(session, parent, this.modeOf(parent, modes.parent), stop, this.acl, data);
     } catch (error) {
       if (!(error instanceof ZkNoNodeError)) throw error;
     }
     await this.ensureAncestors(session, parent, modes.ancestors, stop);
-    await createIfMissing(session, parent, this.modeOf(parent, modes.parent), stop, this.acl);
+    return createIfMissing(session, parent, this.modeOf(parent, modes.parent), stop, this.acl, data);
   }
 
   /** Creates the missing ancestors of `path` (not `path` itself), with `mode` below rootPath. */

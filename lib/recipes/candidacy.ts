@@ -28,64 +28,17 @@ import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import { type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { idOfData, nodeData, validateId } from './participant-node.js';
 import { pause } from '../shared/promises.js';
+import { Backoff } from '../shared/backoff.js';
+import {
+  type CandidacyOptions,
+  type CandidacyState,
+  DEFAULT_RETRY_DELAY_MS,
+  DEFAULT_STOP_GRACE_MS,
+  type LeadershipChange,
+  MAX_RETRY_DELAY_MS,
+} from './candidacy.options.js';
 
-/** Options of one participant of an election. */
-export interface CandidacyOptions {
-  /**
-   * This participant's id, stored in its node: what `leader()` and `participants()` return, and
-   * what Curator's `getParticipants()` and kazoo's `contenders()` show. Its node holds at most 1024
-   * bytes, the host name and pid included in this library's layout.
-   * @default `<hostname>:<pid>`
-   */
-  id?: string;
-  /**
-   * Whose election recipe the nodes follow: this library's own, Curator's `LeaderLatch`
-   * (`_c_<uuid>-latch-<seq>`) or kazoo's `Election` (its lock's nodes), to share a group with Java
-   * or Python services. With `'curator'` or `'kazoo'`, give their path as `zkPath`.
-   * @default 'nestjs-zk-lock'
-   */
-  layout?: LockLayout;
-  /**
-   * The election's exact ZooKeeper path, instead of `<rootPath>/<encoded group>`; outside rootPath.
-   * @default undefined (`<rootPath>/<encoded group>`)
-   */
-  zkPath?: string;
-  /**
-   * How long a leader that gives up (resign, close, shutdown) waits for its work to stop
-   * (`LeaderHandle.stopsWith`) before its node is deleted and the next participant leads, in ms.
-   * @default 5000
-   */
-  stopGraceMs?: number;
-  /**
-   * How long to wait before queueing again after a failure that may pass (a refused create), in ms.
-   * @default 1000
-   */
-  retryDelayMs?: number;
-  /**
-   * Told of each failure the candidacy retries (for logging).
-   * @default undefined (the recipe's onBackgroundError)
-   */
-  onRetry?: (error: unknown) => void;
-}
-
-/** Where a participant stands. */
-export type CandidacyState = 'following' | 'leading' | 'failed' | 'closed';
-
-/** A change of leadership, as `onChange` listeners hear it. */
-export interface LeadershipChange {
-  /** Whether this instance leads now. */
-  readonly leader: boolean;
-  /** The term's token: the new one when elected, the ended one otherwise. */
-  readonly fencingToken?: string;
-  /** Elected: how long this instance waited in the queue, in ms. */
-  readonly waitMs?: number;
-  /** Ended: how long the term lasted, in ms. */
-  readonly leadMs?: number;
-  /** Ended: why (the LeadershipLostError's `end` and `reason` say more). */
-  readonly error?: Error;
-}
-
-const DEFAULT_STOP_GRACE_MS = 5000;
+export type { CandidacyOptions, CandidacyState, LeadershipChange } from './candidacy.options.js';
 
 /** The driver for each layout's election recipe (kazoo's Election is its Lock). */
 const ELECTION_DRIVERS: Record<LockLayout, LockDriver> = {
@@ -105,7 +58,8 @@ export class Candidacy {
   private readonly recipe: QueueLock;
   private readonly data: Buffer;
   private readonly stopGraceMs: number;
-  private readonly retryDelayMs: number;
+  /** The pause before queueing again after a failure that may pass. */
+  private readonly retries: Backoff;
   private readonly onRetry: (error: unknown) => void;
   private readonly closing = new AbortController();
   private term: LeaderTerm | undefined = undefined;
@@ -117,8 +71,8 @@ export class Candidacy {
   failedAt: number | undefined = undefined;
   private readonly waiting = new Set<{ resolve: (handle: LeaderHandle) => void; reject: (error: unknown) => void }>();
   private readonly listeners = new Set<(change: LeadershipChange) => void>();
-  /** The loop: settles when the candidacy has left the queue for good. */
-  private readonly running: Promise<void>;
+  /** The loop: settles when the candidacy has left the queue for good (closed, or failed). @internal */
+  readonly left: Promise<void>;
   private decide: (leads: boolean) => void = () => undefined;
   /**
    * Settles once the first term is decided: true when this instance leads it, false when it waits
@@ -145,10 +99,10 @@ export class Candidacy {
     this.id = validateId(options.id ?? `${hostname()}:${process.pid}`);
     this.data = nodeData(this.id, this.layout);
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
-    this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.retries = new Backoff(options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS, Math.max(MAX_RETRY_DELAY_MS, options.retryDelayMs ?? 0));
     this.onRetry = options.onRetry ?? ((error) => this.runtime.remover.report(error));
     this.recipe = new QueueLock(this.runtime, ELECTION_DRIVERS[this.layout]);
-    this.running = this.run(options.zkPath);
+    this.left = this.run(options.zkPath);
   }
 
   get state(): CandidacyState {
@@ -252,7 +206,7 @@ export class Candidacy {
       this.closing.abort(new ElectionClosedError(this.group));
       this.settleWaiting(new ElectionClosedError(this.group));
     }
-    await this.running;
+    await this.left;
   }
 
   private async run(zkPath: string | undefined): Promise<void> {
@@ -271,9 +225,10 @@ export class Candidacy {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);
         this.onRetry(error);
-        await pause(this.retryDelayMs, this.closing.signal);
+        await pause(this.retries.next(), this.closing.signal);
         continue;
       }
+      this.retries.reset();
       if (term.signal.aborted) continue; // lost before it began: never announced, queue again
       this.term = term;
       const electedAt = performance.now();

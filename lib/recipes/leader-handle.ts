@@ -1,6 +1,7 @@
 import { LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
 import type { GrantedLock } from './granted-lock.js';
 import type { HeldLock } from './lock-handle.js';
+import { Backoff } from '../shared/backoff.js';
 
 /**
  * One term of leadership: this instance leads the group until `signal` aborts. Read it like a held
@@ -23,8 +24,10 @@ export interface LeaderHandle extends HeldLock {
 }
 
 const NEVER = new AbortController().signal;
-/** How often a voluntary end tries to delete its node. */
+/** How often a voluntary end tries to delete its node, and the pauses between (0.4 s doubling to 3.2 s). */
 const DELETE_ATTEMPTS = 5;
+const DELETE_FIRST_PAUSE_MS = 400;
+const DELETE_LAST_PAUSE_MS = 3200;
 
 /**
  * A term over the lock that grants it (the head of the group's queue). Its own `signal` aborts
@@ -41,7 +44,6 @@ export class LeaderTerm implements LeaderHandle {
   private finish!: () => void;
   /** The work still running (settled ones leave, so a job run every second keeps this small). */
   private readonly roles = new Set<Promise<void>>();
-  private ending = false;
 
   constructor(
     readonly group: string,
@@ -102,8 +104,7 @@ export class LeaderTerm implements LeaderHandle {
    * deleted. Resolves once the node is gone (or the session had ended meanwhile).
    */
   async giveUp(end: 'resigned' | 'left'): Promise<void> {
-    if (this.ending) return void (await this.ended);
-    this.ending = true;
+    if (this.controller.signal.aborted) return void (await this.ended); // ending already: the signal aborts first thing
     const detail = end === 'resigned' ? 'this instance resigned' : 'this instance left the election';
     const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'revoked', end);
     this.controller.abort(error);
@@ -118,20 +119,20 @@ export class LeaderTerm implements LeaderHandle {
    * behind a leader that has gone, until its session ends.
    */
   private async deleteNode(): Promise<void> {
-    for (let attempt = 1; ; attempt += 1) {
+    const backoff = new Backoff(DELETE_FIRST_PAUSE_MS, DELETE_LAST_PAUSE_MS);
+    for (;;) {
       try {
         return await this.lock.release();
       } catch (error) {
-        if (error instanceof LockLostError || error instanceof LockNotHeldError || attempt >= DELETE_ATTEMPTS) return; // gone with its session, or left to it
+        if (error instanceof LockLostError || error instanceof LockNotHeldError || backoff.count + 1 >= DELETE_ATTEMPTS) return; // gone with its session, or left to it
         this.onDeleteError(error);
-        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+        await new Promise((resolve) => setTimeout(resolve, backoff.next()));
       }
     }
   }
 
   private lost(reason: unknown): void {
-    if (this.ending) return;
-    this.ending = true;
+    if (this.controller.signal.aborted) return;
     const cause = reason instanceof LockLostError ? reason : undefined;
     const error = new LeadershipLostError(
       this.group,

@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueueConflictError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { createIfMissing, readChildren, readNode, untilAnswered } from '../zookeeper/session-retry.js';
+import { readChildren, readNode, untilAnswered } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import { checkGrant } from '../queue/grant-check.js';
 import type { LockDriver } from '../queue/lock-driver.js';
@@ -189,8 +189,7 @@ export class LeasePool implements LockTaker {
     const { permits } = this;
     let data = (await readNode(session, path, stop))?.data;
     if (!data) {
-      await this.runtime.parents.ensureAncestors(session, path, LEASE_PARENTS.ancestors, stop);
-      if (await createIfMissing(session, path, 'PERSISTENT', stop, this.runtime.acl, String(permits))) return;
+      if (await this.runtime.parents.ensure(session, path, LEASE_PARENTS, stop, String(permits))) return;
       ({ data } = await untilAnswered(session, stop, () => session.getData(path)));
     }
     const text = data.toString('utf8').trim();

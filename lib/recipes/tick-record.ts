@@ -10,14 +10,18 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InvalidOptionsError, shown, ZkLockError } from '../errors.js';
-import { encodeResource, pathPrefixes } from '../zookeeper/paths.js';
-import { createIfMissing, readNode } from '../zookeeper/session-retry.js';
+import type { ParentModes } from '../queue/layouts.js';
+import { encodeResource } from '../zookeeper/paths.js';
+import { readNode } from '../zookeeper/session-retry.js';
 import { ZK_CODES, ZkConnectionLossError, ZkError, ZkNoNodeError } from '../zookeeper/zk-errors.js';
 import type { NodeData, ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { RecipeRuntime } from './recipe-runtime.js';
 
 /** The folder of the tick records, under rootPath. */
 export const TICKS_FOLDER = '#ticks';
+
+/** A record and its folders persist: there is one per job, never deleted. */
+const RECORD_MODES: ParentModes = { parent: 'PERSISTENT', ancestors: 'PERSISTENT' };
 
 /** One tick of a scheduled job to claim (LockService.claimTick). */
 export interface TickClaim {
@@ -129,7 +133,7 @@ export async function claimTick(runtime: RecipeRuntime, resource: string, claim:
   for (;;) {
     const node = await readNode(session, path, stop);
     if (!node) {
-      for (const ancestor of pathPrefixes(path)) await createIfMissing(session, ancestor, 'PERSISTENT', stop, runtime.acl);
+      await runtime.parents.ensure(session, path, RECORD_MODES, stop);
       continue;
     }
     const seen = await stampedTick(session, path, node, claim, stop);

@@ -1,10 +1,12 @@
-import { IncompatibleLockError, InvalidOptionsError, LockServiceClosedError } from '../errors.js';
+import { IncompatibleLockError, InvalidOptionsError, type LeadershipLostError, LockServiceClosedError } from '../errors.js';
 import type { ElectionInfo } from '../events/lock-event-types.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { LockLayout } from '../queue/layouts.js';
 import type { LeaderHandle } from '../recipes/leader-handle.js';
 import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
-import { Election, type ElectOptions } from './election.js';
+import { Candidacy } from '../recipes/candidacy.js';
+import type { LeadershipChange } from '../recipes/candidacy.options.js';
+import { asElection, type Election, type ElectOptions } from './election.js';
 
 /**
  * The elections of one LockService: one per group path, so that `elect` with the same options
@@ -47,10 +49,9 @@ export class ElectionRegistry {
     }
     const layout = options.layout ?? this.defaultLayout;
     const onRetry = (error: unknown) => this.log.warn(`Election "${group}": queueing again in a moment after ${String(error)}`);
-    const joined = new Election(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry }, this.events);
-    joined.onChange((change) => {
-      if (joined.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(change.error)}`);
-    });
+    const candidacy = new Candidacy(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry });
+    candidacy.onChange((change) => this.report(candidacy, change));
+    const joined = asElection(candidacy);
     this.byPath.set(path, joined);
     return joined;
   }
@@ -85,6 +86,14 @@ export class ElectionRegistry {
       if (current) return current;
     }
     return undefined;
+  }
+
+  /** A change of a candidacy of this service: its events, and a log line when it failed. */
+  private report(candidacy: Candidacy, { leader, fencingToken, waitMs, leadMs, error }: LeadershipChange): void {
+    const { group, id } = candidacy;
+    if (leader) this.events.elected(group, id, fencingToken!, waitMs ?? 0);
+    else if (fencingToken !== undefined && error) this.events.revoked(group, id, leadMs ?? 0, error as LeadershipLostError);
+    if (candidacy.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
   }
 
   info(): ElectionInfo[] {

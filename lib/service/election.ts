@@ -1,31 +1,9 @@
-import { Observable, Subject } from 'rxjs';
-import type { LeadershipLostError } from '../errors.js';
-import type { LockEvents } from '../events/lock-events.js';
-import type { LockLayout } from '../queue/layouts.js';
-import { Candidacy, type CandidacyOptions } from '../recipes/candidacy.js';
-import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
+import { Observable } from 'rxjs';
+import type { Candidacy } from '../recipes/candidacy.js';
+import type { CandidacyOptions } from '../recipes/candidacy.options.js';
 
-/** Options of LockService.elect. */
-export interface ElectOptions {
-  /**
-   * This participant's id, stored in its node: what `leader()` and `participants()` return (and
-   * Curator's `getParticipants()`, kazoo's `contenders()`). Its node holds at most 1024 bytes, the
-   * host name and pid included in this library's layout.
-   * @default `<hostname>:<pid>`
-   */
-  id?: string;
-  /**
-   * Whose election recipe the nodes follow: this library's own, Curator's `LeaderLatch` or kazoo's
-   * `Election`, to share a group with Java or Python services (give their path as `zkPath`).
-   * @default the module's `layout`
-   */
-  layout?: LockLayout;
-  /**
-   * The election's exact ZooKeeper path, instead of `<rootPath>/<encoded group>`; outside rootPath.
-   * @default undefined (`<rootPath>/<encoded group>`)
-   */
-  zkPath?: string;
-}
+/** Options of LockService.elect: where the election lives, and this participant's id (as for `new Candidacy`). */
+export type ElectOptions = Pick<CandidacyOptions, 'id' | 'layout' | 'zkPath'>;
 
 /** A change of this instance's leadership, as `Election.changes$` emits it. */
 export interface ElectionChange {
@@ -36,44 +14,33 @@ export interface ElectionChange {
 }
 
 /**
- * This instance's part in one election (LockService.elect): it joins at once, leads in turn, and
- * after each term queues again by itself (in a fresh session after a lost one) until `close()` or
- * shutdown. Read the state with `isLeader()`; wait for leadership with `leadership()`; follow it
- * with `changes$`. `await election.decided` (true when this instance leads) before the first
- * `isLeader()`: just after `elect`, nobody leads yet.
+ * This instance's part in one election (LockService.elect): the `Candidacy` of the group, with
+ * `changes$`. It joins at once, leads in turn, and after each term queues again by itself (in a
+ * fresh session after a lost one) until `close()` or shutdown. Read the state with `isLeader()`;
+ * wait for leadership with `leadership()`; follow it with `changes$`. `await election.decided`
+ * (true when this instance leads) before the first `isLeader()`: just after `elect`, nobody leads yet.
  */
-export class Election extends Candidacy {
-  private readonly subject = new Subject<ElectionChange>();
-
-  /** @internal LockService.elect builds it. */
-  constructor(runtime: RecipeRuntime, group: string, options: CandidacyOptions, events: LockEvents) {
-    super(runtime, group, options);
-    this.onChange((change) => {
-      if (change.leader) {
-        events.elected(group, this.id, change.fencingToken!, change.waitMs ?? 0);
-      } else if (change.fencingToken !== undefined && change.error) {
-        events.revoked(group, this.id, change.leadMs ?? 0, change.error as LeadershipLostError);
-      }
-      this.subject.next({ leader: change.leader, ...(change.fencingToken === undefined ? {} : { fencingToken: change.fencingToken }) });
-      if (this.state === 'failed') this.subject.complete();
-    });
-  }
-
+export interface Election extends Candidacy {
   /**
    * This instance's leadership: the current state at once to each subscriber, then every change
    * (`leader: false` as the term's `signal` aborts, before the next leader can start); completes
-   * when the election is closed or has failed.
+   * when the election is closed or has failed. A view of `onChange`.
    */
-  readonly changes$: Observable<ElectionChange> = new Observable<ElectionChange>((subscriber) => {
-    const current = this.current;
-    subscriber.next(current ? { leader: true, fencingToken: current.fencingToken } : { leader: false });
-    if (this.state === 'closed' || this.state === 'failed') return subscriber.complete();
-    const subscription = this.subject.subscribe(subscriber);
-    return () => subscription.unsubscribe();
-  });
+  readonly changes$: Observable<ElectionChange>;
+}
 
-  override async close(): Promise<void> {
-    await super.close();
-    this.subject.complete();
-  }
+/** The candidacy as an Election: `changes$` is an Observable over its one feed, `onChange`. */
+export function asElection(candidacy: Candidacy): Election {
+  const changes$ = new Observable<ElectionChange>((subscriber) => {
+    const { current } = candidacy;
+    subscriber.next(current ? { leader: true, fencingToken: current.fencingToken } : { leader: false });
+    if (candidacy.state === 'closed' || candidacy.state === 'failed') return subscriber.complete();
+    const stop = candidacy.onChange(({ leader, fencingToken }) => {
+      subscriber.next(fencingToken === undefined ? { leader } : { leader, fencingToken });
+      if (candidacy.state === 'failed') subscriber.complete();
+    });
+    void candidacy.left.then(() => subscriber.complete());
+    return stop;
+  });
+  return Object.assign(candidacy, { changes$ });
 }

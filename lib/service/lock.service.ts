@@ -204,9 +204,9 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
    * Claims one tick of a scheduled job: resolves `{ claimed: true }` for the first caller of the
    * cluster to claim it, which should then run the job, and `{ claimed: false }` for every later one.
    * The last tick claimed is kept in one ZooKeeper node per job (`<rootPath>/#ticks/<resource>/<job>`),
-   * overwritten by each claim. `@DistributedLock` calls it for `@Cron` and `@Interval` methods; call
-   * it yourself, holding the job's lock, from a scheduled method that calls withLock.
+   * overwritten by each claim. `@DistributedLock` and `@Leader` call it for `@Cron` and `@Interval` methods.
    * @throws InvalidOptionsError for a claim without a job, a schedule, or a tick or period.
+   * @internal the decorators' once-per-tick step (nest/once-per-tick.ts), not a user's call
    */
   claimTick(resource: string, claim: TickClaim, options: { signal?: AbortSignal } = {}): Promise<TickClaimResult> {
     return claimTick(this.parts.recipes.runtime, resource, claim, options.signal ?? new AbortController().signal);
@@ -214,8 +214,8 @@ export class LockService implements OnModuleInit, OnModuleDestroy, BeforeApplica
 
   /**
    * Reports a run that was skipped (a `skipped` event and the metric; a log line only when
-   * `logEvents` asks for events): what `@DistributedLock` does when it skips; for code that skips
-   * runs itself.
+   * `logEvents` asks for events): what `@DistributedLock` and `@Leader` do when they skip.
+   * @internal the decorators' report, not a user's call
    */
   reportSkipped(resource: string, reason: LockSkipReason, kind: LockKindOptions = {}): void {
     const { events, elections } = this.parts;

@@ -76,7 +76,7 @@ async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, text: 
 
 describe('@DistributedLock on the Fastify adapter, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const rootPath = uniqueRoot('fastify');
   let app: NestFastifyApplication;
   let url: string;

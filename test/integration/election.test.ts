@@ -13,12 +13,13 @@ import { childrenOf, eventually, expireSession, STEADY_SESSION, uniqueRoot, useC
 
 describe('leader election on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here waits for a session to time out: a lease a busy machine cannot run out.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   async function participants(count: number, rootPath: string, group = 'relay') {
     const joined: Candidacy[] = [];
     for (let i = 0; i < count; i += 1) {
-      const connection = await connect(STEADY_SESSION);
+      const connection = await connect();
       const candidacy = new Candidacy(connection, group, { id: `p${i}` }, { rootPath });
       joined.push(candidacy);
       // Join in turn: each once its node is listed, so that the queue order is the join order.
@@ -50,16 +51,16 @@ describe('leader election on a real ZooKeeper', () => {
 
   it('decides the first term for each participant: the first one leads (decided true) before anyone asks, the next waits (false)', async () => {
     const root = uniqueRoot('election-decided');
-    const first = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'first' }, { rootPath: root });
+    const first = new Candidacy(await connect(), 'relay', { id: 'first' }, { rootPath: root });
     expect(await first.decided).toBe(true);
     expect(first.isLeader()).toBe(true); // no wait for leadership(): it leads when decided says so
-    const second = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'second' }, { rootPath: root });
+    const second = new Candidacy(await connect(), 'relay', { id: 'second' }, { rootPath: root });
     expect(await second.decided).toBe(false);
     expect(second.isLeader()).toBe(false);
     await first.close();
     await second.leadership();
     expect(await second.decided).toBe(false); // the first term's, not the current one
-    const closedEarly = new Candidacy(await connect(STEADY_SESSION), 'relay', { id: 'third' }, { rootPath: root });
+    const closedEarly = new Candidacy(await connect(), 'relay', { id: 'third' }, { rootPath: root });
     await closedEarly.close();
     expect(await closedEarly.decided).toBe(false);
     await second.close();
@@ -147,7 +148,7 @@ describe('leader election on a real ZooKeeper', () => {
 
   it('queues again after its session expires, and leads again with a higher token', async () => {
     const root = uniqueRoot('election-expire');
-    const connection = await connect(STEADY_SESSION);
+    const connection = await connect();
     const solo = new Candidacy(connection, 'relay', { id: 'solo' }, { rootPath: root });
     const changes: boolean[] = [];
     solo.onChange((change) => changes.push(change.leader));
@@ -165,7 +166,7 @@ describe('leader election on a real ZooKeeper', () => {
 
   it('refuses a group that is a lock, and a lock on a group that is an election', async () => {
     const root = uniqueRoot('election-refuse');
-    const connection = await connect(STEADY_SESSION);
+    const connection = await connect();
     const lock = new FairLock(connection, { rootPath: root });
     const held = await lock.acquire('jobs');
     const candidacy = new Candidacy(connection, 'jobs', { id: 'x' }, { rootPath: root });
@@ -234,7 +235,7 @@ describe('leader election on a real ZooKeeper', () => {
   it('a failed election stays failed for a while, then the next elect() of its group joins anew', async () => {
     const rootPath = uniqueRoot('election-rejoin');
     const { application, locks } = await startLockApp(zk, { rootPath, ...STEADY_SESSION });
-    const connection = await connect(STEADY_SESSION);
+    const connection = await connect();
     const held = await new FairLock(connection, { rootPath }).acquire('jobs'); // another process's lock on the group
     const failed = locks.elect('jobs');
     await expect(failed.leadership()).rejects.toThrow(IncompatibleLockError);

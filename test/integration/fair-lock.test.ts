@@ -15,14 +15,14 @@ import {
 
 describe('fair exclusive lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here waits for a session to time out (expiry is forced): a lease a busy machine cannot
+  // run out, so that no waiter queues again in a new session mid-test.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   async function clients(count: number, rootPath: string) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // Nothing here waits for a session to time out (expiry is forced): a lease a busy machine
-        // cannot run out, so that no waiter queues again in a new session mid-test (STEADY_SESSION).
-        const connection = await connect(STEADY_SESSION);
+        const connection = await connect();
         return { connection, lock: new FairLock(connection, { rootPath }) };
       }),
     );

@@ -13,7 +13,7 @@ import { startLockApp } from '../support/lock-app.js';
 
 describe('LockService modes, semaphores, several resources and inspect, on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
 
   // Nothing here is about sessions ending: a lease a busy machine cannot run out (see STEADY_SESSION).
   const service = (rootPath: string) => startLockApp(zk, { rootPath, ...STEADY_SESSION });

@@ -16,15 +16,14 @@ const placeOf = (lock: LockHandle): bigint => (BigInt((lock as GrantedLock).queu
 
 describe('read/write lock on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here is about sessions ending: a lease a busy machine cannot run out, so that no
+  // connection drops and no re-read is added to the counts these tests make.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   async function clients(count: number, rootPath: string) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // The longest session the test server allows, and a lease its pings keep (STEADY_SESSION): a
-        // busy machine must neither drop connections nor run the lease out, which would add re-reads
-        // to the counts these tests make.
-        const connection = await connect(STEADY_SESSION);
+        const connection = await connect();
         const counting = countingSessions(connection);
         return { connection, lock: new ReadWriteLock(counting.source, { rootPath }), counts: counting.counts };
       }),

@@ -10,7 +10,8 @@ import { startLockApp } from '../support/lock-app.js';
 
 describe('security: digest identity, ACLs on lock paths, the root ACL check, hostile names', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here waits for a session to time out: a lease a busy machine cannot run out.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   const service = (options: Partial<ZkLockModuleOptions> = {}) => startLockApp(zk, options);
 

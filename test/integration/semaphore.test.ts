@@ -10,15 +10,14 @@ const sequenceOf = (lock: GrantedLock): number => Number(lock.path.slice(-10));
 
 describe('semaphore on a real ZooKeeper', () => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here waits for a session to time out (expiry is forced): a lease a busy machine cannot
+  // run out, so that no connection drops, no re-read is added to the counts, no waiter queues again.
+  const connect = useConnections(zk, STEADY_SESSION);
 
   async function clients(count: number, rootPath: string, permits: number) {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        // The longest session the test server allows, and a lease its pings keep (STEADY_SESSION): a
-        // busy machine must neither drop connections nor run the lease out, which would add re-reads
-        // to the counts these tests make, or queue a waiter again behind the others.
-        const connection = await connect(STEADY_SESSION);
+        const connection = await connect();
         const counting = countingSessions(connection);
         return { connection, semaphore: new Semaphore(counting.source, { rootPath, permits }), counts: counting.counts };
       }),

@@ -20,7 +20,8 @@ describe.each([
   { language: 'kazoo' as const, recipe: "kazoo's Election" },
 ])('our election and $recipe on one path', ({ language }) => {
   const zk = useZooKeeper();
-  const connect = useConnections(zk);
+  // Nothing here waits for a session to time out: a lease a busy machine cannot run out.
+  const connect = useConnections(zk, STEADY_SESSION);
   const peer = usePeer(language);
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
