@@ -15,9 +15,14 @@
  * the timeout (leaseMarginMs under a third, less the round trip).
  *
  * While the session is in use (a lock held or waited for), the lease renews itself with a read
- * whenever no other answer came for half its length; when it runs out, its owner is told, and ends
- * the session: every holder hears of its loss before the server can have expired the session and
- * granted its locks to someone else.
+ * whenever no other answer came for a quarter of its length, so that an outage (a leader election)
+ * finds at least three quarters of it left; a lease the pings keep (above) waits half its length, as
+ * they come sooner. A renewal lost with the connection is sent again as soon as the session is
+ * connected again: otherwise an idle holder would hear nothing until its lease ran out, however soon
+ * a member served it again. When it runs out, its owner is told, and ends the session: every holder
+ * hears of its loss before the server can have expired the session and granted its locks to someone
+ * else. How often it renews changes nothing of that: the lease always runs from the send time of an
+ * answered request.
  */
 export class SessionLease {
   /** Send time of the latest answered request; -Infinity before the first answer. */
@@ -26,8 +31,12 @@ export class SessionLease {
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
   private ended = false;
+  /** A renewal read failed (the connection dropped): send another once connected again. */
+  private probeFailed = false;
   /** Renewal reads sent since the session began (for tests and the fault report). */
   probes = 0;
+  /** After how long without an answer a session in use sends a renewal read, ms. */
+  readonly renewAfterMs: number;
 
   constructor(
     /** How long one answer keeps the lease, in ms: the session timeout less the margin. */
@@ -41,7 +50,11 @@ export class SessionLease {
      * server answered, or undefined when none was on the current connection.
      */
     private readonly pingAnsweredAt: () => number | undefined = () => undefined,
-  ) {}
+    /** The session timeout, ms: whether the C client's pings (every third of it) keep the lease. */
+    timeoutMs = Number.POSITIVE_INFINITY,
+  ) {
+    this.renewAfterMs = lengthMs > (2 * timeoutMs) / 3 ? lengthMs / 2 : lengthMs / 4;
+  }
 
   /**
    * The `performance.now()` time until which the session's locks are safe; -Infinity before the
@@ -90,6 +103,15 @@ export class SessionLease {
   }
 
   /**
+   * The session is connected again (after a connection loss). A renewal that was due, or failed
+   * with the connection, goes now: no other request may come before the lease ends.
+   */
+  connected(): void {
+    if (this.ended || this.users === 0 || this.probing) return;
+    if (this.probeFailed || performance.now() >= this.lastContact + this.renewAfterMs) this.sendProbe();
+  }
+
+  /**
    * Whether the lease runs now. When it has run out, the owner is told at once (whether or not the
    * session is in use): something was about to act on it, and must not.
    */
@@ -127,7 +149,7 @@ export class SessionLease {
       this.onExpired(now - this.lastContact);
       return;
     }
-    const renewAt = this.lastContact + this.lengthMs / 2;
+    const renewAt = this.lastContact + this.renewAfterMs;
     if (now >= renewAt && !this.probing) this.sendProbe();
     const next = now < renewAt ? Math.min(renewAt, until) : until;
     this.timer = setTimeout(() => this.check(), Math.max(1, Math.ceil(next - now)));
@@ -135,10 +157,22 @@ export class SessionLease {
 
   private sendProbe(): void {
     this.probing = true;
+    this.probeFailed = false;
     this.probes += 1;
-    const done = (): void => {
-      this.probing = false;
-    };
-    this.probe().then(done, done);
+    this.probe().then(
+      () => {
+        this.probing = false;
+        // The timer waits for the lease's end meanwhile: move it to the next renewal.
+        const renewAt = this.lastContact + this.renewAfterMs;
+        const now = performance.now();
+        if (this.timer === undefined || renewAt <= now) return;
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.check(), Math.ceil(renewAt - now));
+      },
+      () => {
+        this.probing = false;
+        this.probeFailed = true;
+      },
+    );
   }
 }

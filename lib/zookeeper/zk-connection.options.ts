@@ -32,9 +32,10 @@ export interface ZkConnectionOptions {
    * and any ensemble whose `syncLimit × tickTime` is at most half the session timeout. A standalone
    * server needs only the little: its own answers prove the session alive. At most nine tenths of
    * the session timeout. While a lock is held or waited for, the lease is renewed by any answer,
-   * the C client's pings included, and by a read of its own when nothing was answered for half the
-   * lease; with a margin under a third of the session timeout the pings (every third of it) suffice
-   * and no reads are sent.
+   * the C client's pings included, and by a read of its own when nothing was answered for a quarter
+   * of the lease (and on reconnecting, when one was lost with the connection); with a margin under a
+   * third of the session timeout the pings (every third of it) suffice, the read waits half the
+   * lease, and none is sent.
    * @default three quarters of the negotiated session timeout
    */
   leaseMarginMs?: number;

@@ -60,10 +60,16 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
           'lease-expired',
         ),
       () => pingAnsweredAt(this.handle),
+      timeoutMs,
     );
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (a_get with watch true leaves no record in the binding).
     this.listen(clientHandle, 'on');
+  }
+
+  override setConnected(connected: boolean): void {
+    super.setConnected(connected);
+    if (connected) this.lease.connected();
   }
 
   /** The native handle the session runs on now. */

@@ -6,8 +6,9 @@
  * timed-out acquires, overlaps and the checker's other violations (fencing tokens only growing,
  * FIFO), and for each restart the longest time no acquire was granted (the stall). Beside the load,
  * this process holds one lock through the whole run on an otherwise idle session (default options):
- * it renews its lease only with reads at half the lease, so it meets each restart with up to half
- * its lease already gone, the worst case the load's busy sessions never show.
+ * only its renewal reads (after a quarter of the lease) renew its lease, so it meets each restart with
+ * up to a quarter of it gone, and a renewal lost in the election must be sent again on reconnecting:
+ * the case the load's busy sessions never show.
  */
 import { LockService } from '../../lib/service/lock.service.js';
 import { startZkEnsemble } from '../support/zk-server.js';

@@ -34,11 +34,11 @@ const table = [
     `leaseMarginMs ${options.leaseMarginMs ?? 'default'}, no cohort), 3 exclusive locks; each member stopped ${options.downMs ?? ROLLING_DEFAULTS.downMs} ms, started, ` +
     `${ROLLING_DEFAULTS.settleMs} ms to sync. \`npm run test:rolling-restart\`.`,
   '',
-  '| run | acquisitions | lost | failed | timed out | overlaps | stall per restart (member) |',
-  '|---|---|---|---|---|---|---|',
+  '| run | acquisitions | lost | failed | timed out | overlaps | idle hold | stall per restart (member) |',
+  '|---|---|---|---|---|---|---|---|',
   ...results.map(
     (r, i) =>
-      `| ${i + 1} | ${r.acquisitions} | **${r.lost}** | ${r.failed} | ${r.timedOut} | **${r.overlaps}** | ` +
+      `| ${i + 1} | ${r.acquisitions} | **${r.lost}** | ${r.failed} | ${r.timedOut} | **${r.overlaps}** | ${r.longHoldLost === undefined ? 'kept' : '**lost**'} | ` +
       `${r.restarts.map((x) => `${Math.round(x.stallMs)} ms (zk${x.member}${x.wasLeader ? ', leader' : ''})`).join(', ')} |`,
   ),
 ].join('\n');

@@ -7,22 +7,27 @@ describe('a session lease (fake clock)', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  /** A 1,000 ms lease whose reads are answered or not, and whose session's pings are answered when `pingAnsweredAt` says. */
-  function lease(answer: 'answer' | 'silence', pingAnsweredAt?: () => number | undefined) {
+  /**
+   * A 1,000 ms lease whose reads are answered, fail (the connection dropped), or go unanswered, and
+   * whose session's pings are answered when `pingAnsweredAt` says; `timeoutMs` is the session's.
+   */
+  function lease(answer: 'answer' | 'fail' | 'silence', pingAnsweredAt?: () => number | undefined, timeoutMs?: number) {
     const expired: number[] = [];
     let probes = 0;
+    let reply = answer;
     const l: SessionLease = new SessionLease(
       1000,
       () => {
         probes += 1;
         const sentAt = performance.now();
-        if (answer === 'answer') l.answered(sentAt);
-        return Promise.resolve();
+        if (reply === 'answer') l.answered(sentAt);
+        return reply === 'fail' ? Promise.reject(new Error('CONNECTIONLOSS')) : Promise.resolve();
       },
       (silentMs) => expired.push(silentMs),
       pingAnsweredAt,
+      timeoutMs,
     );
-    return { l, expired, probes: () => probes };
+    return { l, expired, probes: () => probes, reply: (next: typeof answer) => (reply = next) };
   }
 
   it('runs from the send time of the latest answered request, not the time of its answer', () => {
@@ -35,14 +40,52 @@ describe('a session lease (fake clock)', () => {
     expect(l.validUntil).toBe(sentAt + 1000);
   });
 
-  it('in use and answered, it renews itself with a read at half its length and never runs out', async () => {
-    const { l, expired, probes } = lease('answer');
+  it('in use and answered, it renews itself with a read after a quarter of its length and never runs out', async () => {
+    const { l, expired, probes } = lease('answer', undefined, 4000);
     l.answered(performance.now());
     l.retain();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(expired).toEqual([]);
-    expect(probes()).toBe(20);
+    expect(probes()).toBe(40);
     expect(l.isValid()).toBe(true);
+  });
+
+  it('a lease longer than two thirds of the session timeout (the pings keep it) renews after half its length', async () => {
+    const { l, probes } = lease('answer', undefined, 1200);
+    l.answered(performance.now());
+    l.retain();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(probes()).toBe(20);
+  });
+
+  it('a renewal that failed with the connection is sent again once connected, and keeps the lease', async () => {
+    // The control: the same failure with nobody calling connected() runs out at the lease's end,
+    // however soon the connection came back (an idle holder sends nothing else).
+    for (const reconnect of [true, false]) {
+      const { l, expired, probes, reply } = lease('fail', undefined, 4000);
+      const start = performance.now();
+      l.answered(start);
+      l.retain();
+      await vi.advanceTimersByTimeAsync(260); // the renewal at 250 ms fails: the connection dropped
+      expect(probes()).toBe(1);
+      reply('answer');
+      await vi.advanceTimersByTimeAsync(300); // the connection is back 560 ms in
+      if (reconnect) l.connected();
+      expect(probes()).toBe(reconnect ? 2 : 1); // sent at once on reconnecting
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(expired).toEqual(reconnect ? [] : [1000]);
+      l.end();
+    }
+  });
+
+  it('connected again with the lease fresh and no renewal failed, it sends nothing', async () => {
+    const { l, probes } = lease('answer', undefined, 4000);
+    l.answered(performance.now());
+    l.retain();
+    await vi.advanceTimersByTimeAsync(100);
+    l.connected();
+    expect(probes()).toBe(0);
+    l.end();
   });
 
   it('in use and unanswered, it runs out at its end and tells its owner once', async () => {
@@ -73,11 +116,15 @@ describe('a session lease (fake clock)', () => {
   /** A lease whose reads go unanswered, with pings answered every `everyMs` (sent `rttMs` before the answer is seen). */
   function pinged(everyMs: number, rttMs = 5) {
     const start = performance.now();
-    return lease('silence', () => {
-      // The latest ping answered by now: sent at a multiple of everyMs, answered rttMs later.
-      const k = Math.floor((performance.now() - start - rttMs) / everyMs);
-      return k >= 1 ? start + k * everyMs : undefined;
-    });
+    return lease(
+      'silence',
+      () => {
+        // The latest ping answered by now: sent at a multiple of everyMs, answered rttMs later.
+        const k = Math.floor((performance.now() - start - rttMs) / everyMs);
+        return k >= 1 ? start + k * everyMs : undefined;
+      },
+      3 * everyMs, // the C client pings after a third of the session timeout with nothing sent
+    );
   }
 
   it("pings answered more often than half the lease keep it by themselves: no reads, and it never runs out", async () => {
