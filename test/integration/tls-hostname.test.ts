@@ -9,7 +9,7 @@ import { eventually } from '../../lib/testing/zk-session-tools.js';
 import { loadNativeModule, type NativeClient, type NativeConfig } from '../../lib/zookeeper/native-client.js';
 import { uniqueRoot } from '../support/zk-fixtures.js';
 import type { ZkEnsemble, ZkServer } from '../support/zk-server.js';
-import { keystoreConfig, makeOtherHostCertificate, type OtherHostCertificate, TEST_STORE_PASSWORD } from '../support/zk-tls.js';
+import { keystoreConfig, makeOtherHostCertificate, type OtherHostCertificate, TEST_STORE_PASSWORD } from '../support/tls-materials.js';
 import { tlsZooKeeper, type TlsZooKeeper } from '../support/zk-tls-servers.js';
 
 /*

@@ -23,7 +23,8 @@ import { parseCommand } from '../../lib/cli/args.js';
 import { runInspect } from '../../lib/cli/inspect-command.js';
 import { startZkServer, type ZkServer } from '../support/zk-server.js';
 import { runTlsMaterials } from '../support/shared-tls-materials.js';
-import { eventLoopGaps, startTlsZkServer, type TlsMaterials, type TlsZkServer } from '../support/zk-tls.js';
+import type { TlsMaterials } from '../support/tls-materials.js';
+import { eventLoopGaps, startTlsZkServer, type TlsZkServer } from '../support/zk-tls.js';
 import { uniqueRoot } from '../support/zk-fixtures.js';
 
 /** Sends `text` to an echo server in this process and resolves with what came back. */
@@ -74,7 +75,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
     if (plain) rmSync(plain.dataDir, { recursive: true, force: true });
     m?.remove(); // the run's shared keys stay for the other files; the run removes them
     expect([server?.dataDir, noClientAuth?.dataDir, plain?.dataDir].filter((dir) => dir && existsSync(dir))).toEqual([]);
-    console.log(`TLS tests: keys exported with ${m?.keyExport}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}; failing start-ups took (ms): ${JSON.stringify(took)}`);
+    console.log(`TLS tests: keys made with ${m?.madeWith}; worst event-loop gaps (ms): ${JSON.stringify(gaps)}; failing start-ups took (ms): ${JSON.stringify(took)}`);
   });
 
   const good = () => ({ ca: m.ca, cert: m.clientCert, key: m.clientKey });

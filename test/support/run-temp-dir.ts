@@ -13,7 +13,7 @@ export default function setup(): () => void {
   // Read by os.tmpdir() in this process and in the worker processes Vitest forks after this.
   process.env.TMPDIR = dir;
   // Tells the workers that this directory is the run's own: what is made once per run (the TLS keys
-  // of test/support/zk-tls.ts) is shared there only, never in a system temp directory.
+  // of test/support/tls-materials.ts) is shared there only, never in a system temp directory.
   process.env.NESTJS_ZK_LOCK_RUN_DIR = dir;
   return () => rmSync(dir, { recursive: true, force: true });
 }

@@ -1,7 +1,8 @@
 /**
  * The TLS keys and certificates of one Vitest run, made once (by the first test file that asks) and
- * shared by every file of the run. Making them runs keytool some twenty times, a JVM each: on 2
- * shared cores that took over a minute per file. What the files prove does not depend on whose keys
+ * shared by every file of the run. Made with openssl they cost about a second, but on a machine
+ * without it keytool runs some twenty times, a JVM each: on 2 shared cores over a minute per file
+ * (see tls-materials.ts). What the files prove does not depend on whose keys
  * they are, only on what each key is (the same CA, rogue client, ...), which is the same either way.
  *
  * Shared only inside the run's own directory (test/support/run-temp-dir.ts sets
@@ -10,7 +11,7 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeTlsMaterials, type TlsMaterials } from './zk-tls.js';
+import { makeTlsMaterials, type TlsMaterials } from './tls-materials.js';
 
 /** How long a file waits for another's keys before making its own (keytool under a load of 20). */
 const WAIT_MS = 150_000;

@@ -14,7 +14,8 @@ import { ensembleOf } from '../../lib/testing/zk-test-ensemble.js';
 import { JavaZkServer } from '../../lib/testing/zk-test-server.js';
 import { freePorts, type ZkEnsemble, type ZkServer } from './zk-server.js';
 import { runTlsMaterials } from './shared-tls-materials.js';
-import { tlsFourLetter, type TlsMaterials } from './zk-tls.js';
+import type { TlsMaterials } from './tls-materials.js';
+import { tlsFourLetter } from './zk-tls.js';
 
 /** How the clients under test reach the servers: over plain TCP or over TLS. */
 export interface ClientSide {
