@@ -26,7 +26,7 @@ module.exports = {
     error(
       'native-binding-behind-zookeeper',
       { pathNot: '^lib/(zookeeper|testing)/' },
-      { path: '^lib/zookeeper/native-client\\.ts$', dependencyTypesNot: ['type-only'] },
+      { path: '^lib/zookeeper/native-(client|handle)\\.ts$', dependencyTypesNot: ['type-only'] },
       'Only the session layer (and the testing kit) loads the native addon.',
     ),
     error('terminus-only-in-health', { pathNot: '^lib/health/' }, { path: '^node_modules/@nestjs/terminus/' }, '@nestjs/terminus is an optional peer.'),

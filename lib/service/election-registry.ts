@@ -7,6 +7,7 @@ import type { RecipeRuntime } from '../recipes/recipe-runtime.js';
 import { Candidacy } from '../recipes/candidacy.js';
 import type { LeadershipChange } from '../recipes/candidacy.options.js';
 import { asElection, type Election, type ElectOptions } from './election.js';
+import { Backoff } from '../shared/backoff.js';
 
 /**
  * The elections of one LockService: one per group path, so that `elect` with the same options
@@ -15,6 +16,8 @@ import { asElection, type Election, type ElectOptions } from './election.js';
  */
 export class ElectionRegistry {
   private readonly byPath = new Map<string, Election>();
+  /** How long after a failure the election of a path is joined anew: REJOIN_AFTER_MS, doubling while it keeps failing. */
+  private readonly rejoins = new Map<string, { backoff: Backoff; afterMs: number }>();
   /** Shutdown has begun: no election is joined any more. */
   private closed = false;
 
@@ -34,7 +37,7 @@ export class ElectionRegistry {
     if (this.closed) throw new LockServiceClosedError(group);
     const path = this.runtime.pathFor(group, options.zkPath);
     const election = this.byPath.get(path);
-    if (election && election.state !== 'closed' && !rejoinable(election)) {
+    if (election && election.state !== 'closed' && !this.rejoinable(election)) {
       // What a caller leaves out (a decorator names no id) is whatever the group was joined with.
       const sameId = options.id === undefined || options.id === election.id;
       const sameLayout = options.layout === undefined || options.layout === election.layout;
@@ -93,7 +96,23 @@ export class ElectionRegistry {
     const { group, id } = candidacy;
     if (leader) this.events.elected(group, id, fencingToken!, waitMs ?? 0);
     else if (fencingToken !== undefined && error) this.events.revoked(group, id, leadMs ?? 0, error as LeadershipLostError);
-    if (candidacy.state === 'failed') this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
+    if (leader) this.rejoins.delete(candidacy.path);
+    if (candidacy.state !== 'failed') return;
+    this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
+    const rejoin = this.rejoins.get(candidacy.path) ?? { backoff: new Backoff(REJOIN_AFTER_MS, MAX_REJOIN_AFTER_MS), afterMs: 0 };
+    rejoin.afterMs = rejoin.backoff.next();
+    this.rejoins.set(candidacy.path, rejoin);
+  }
+
+  /**
+   * A failed election is joined anew by the next `elect` for its group (a `@Leader` call, say) once
+   * a while has passed: the path may have been cleared of the lock that made it fail, and a call on
+   * every tick must not make a node each time.
+   */
+  private rejoinable(election: Election): boolean {
+    if (election.state !== 'failed') return false;
+    const afterMs = this.rejoins.get(election.path)?.afterMs ?? REJOIN_AFTER_MS;
+    return performance.now() - (election.failedAt ?? 0) >= afterMs;
   }
 
   info(): ElectionInfo[] {
@@ -115,13 +134,6 @@ export class ElectionRegistry {
   }
 }
 
-/**
- * A failed election is joined anew by the next `elect` for its group (a `@Leader` call, say) once
- * REJOIN_AFTER_MS have passed: the path may have been cleared of the lock that made it fail, and a
- * call on every tick must not make a node each time.
- */
+/** The first pause before a failed election is joined anew, in ms; it doubles while the path keeps failing. */
 const REJOIN_AFTER_MS = 10_000;
-
-function rejoinable(election: Election): boolean {
-  return election.state === 'failed' && performance.now() - (election.failedAt ?? 0) >= REJOIN_AFTER_MS;
-}
+const MAX_REJOIN_AFTER_MS = 300_000;

@@ -1,7 +1,8 @@
 /**
  * The one backoff of the elections: a pause that doubles with each failure in a row, from `firstMs`
  * up to `maxMs`. Used by a candidacy's retry after a failure that may pass, a failing leader's
- * pause before it queues again, and a term's attempts to delete its node.
+ * pause before it queues again, a term's attempts to delete its node, and the wait before a failed
+ * election is joined anew.
  */
 export class Backoff {
   private failures = 0;

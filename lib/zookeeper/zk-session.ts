@@ -1,26 +1,21 @@
-import { CREATE_FLAGS, MULTI_OPS, type NativeClient, type NativeHandle, type NativeMultiOp, pingAnsweredAt, SOCKET_DROPPED_STATE } from './native-client.js';
+import { type NativeClient, type NativeHandle, pingAnsweredAt } from './native-client.js';
 import { PathWatch, type WatcherCount } from './path-watch.js';
 import { SessionLease } from './session-lease.js';
-import { SessionLifecycle } from './session-lifecycle.js';
-import type { ZkAcl } from './zk-acl.js';
+import { SessionRequests } from './session-requests.js';
 import type { LockLossReason } from '../errors.js';
-import { endOfSession, serverAnswered, ZK_CODES, ZkConnectionLossError, type ZkSessionAuthError, ZkSessionLostError, zkError } from './zk-errors.js';
-import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
+import { ZK_CODES, ZkConnectionLossError, type ZkSessionAuthError, ZkSessionLostError } from './zk-errors.js';
+import type { NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
 import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
-
-const SEND_RETRY_PAUSE_MS = 10;
-const EMPTY_DATA = Buffer.alloc(0);
 
 /**
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
  * connection state changes; it never reconnects by itself.
  */
-export class ZkSession extends SessionLifecycle implements ZkSessionApi, WatcherCount {
+export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherCount {
   readonly id: string;
-  private readonly pending = new Set<PendingRequest>();
   private readonly watches = new Map<string, PathWatch>();
-  private handle: NativeHandle;
-  private readonly lease: SessionLease;
+  protected handle: NativeHandle;
+  protected readonly lease: SessionLease;
   /** The waiters still waiting on this session's watches (see syncWatchLease). */
   private liveWatchers = 0;
   /** The watches hold the lease (waiters keep it renewed, see syncWatchLease). */
@@ -44,7 +39,7 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
      */
     private readonly onSocketDropped: (session: ZkSession) => void = () => undefined,
     /** The connection's highest zxid seen, which every answer with a Stat raises. */
-    private readonly watermark: ZxidWatermark = new ZxidWatermark(),
+    protected readonly watermark: ZxidWatermark = new ZxidWatermark(),
   ) {
     super();
     this.handle = clientHandle.native;
@@ -65,6 +60,14 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     // Node watches are set with the client's default watcher, which the binding reports as events of
     // the client: nothing is kept per watch (a_get with watch true leaves no record in the binding).
     this.listen(clientHandle, 'on');
+  }
+
+  protected ended(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void {
+    this.onEnded(this, detail, end, refusal);
+  }
+
+  protected socketDropped(): void {
+    this.onSocketDropped(this);
   }
 
   override setConnected(connected: boolean): void {
@@ -154,46 +157,6 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     this.listen(next, 'on');
   }
 
-  create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
-    return this.call<string>('create', path, (done) =>
-      acl && acl.length > 0
-        ? this.handle.a_create_acl(path, data, CREATE_FLAGS[mode], nativeAcl(acl), (rc, _msg, created) => done(rc, created))
-        : this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
-    );
-  }
-
-  getChildren(path: string): Promise<ChildList> {
-    return this.call<ChildList>('getChildren', path, (done) =>
-      this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => {
-        if (rc === 0) this.watermark.see(stat, path);
-        done(rc, { children, stat });
-      }),
-    );
-  }
-
-  getData(path: string): Promise<NodeData> {
-    return this.call<NodeData>('getData', path, (done) =>
-      this.handle.a_get(path, false, (rc, _msg, stat, data) => {
-        if (rc === 0) this.watermark.see(stat);
-        done(rc, { data: data ?? EMPTY_DATA, stat });
-      }),
-    );
-  }
-
-  getAcl(path: string): Promise<ZkAcl[]> {
-    return this.call<ZkAcl[]>('getAcl', path, (done) =>
-      this.handle.a_get_acl(path, (rc, _msg, acl) => done(rc, (acl ?? []).map((e) => ({ scheme: e.scheme, id: e.auth, perms: e.perms })))),
-    );
-  }
-
-  setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {
-    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, nativeAcl(acl), (rc) => done(rc, undefined)));
-  }
-
-  setData(path: string, data: Buffer): Promise<void> {
-    return this.call<void>('setData', path, (done) => this.handle.a_set(path, data, -1, (rc) => done(rc, undefined)));
-  }
-
   watchNode(path: string, onChange: (change: NodeChange) => void): NodeWatch {
     let watch = this.watches.get(path);
     if (!watch) {
@@ -213,26 +176,6 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
       created.arming(answer, () => this.fireWatch(path, created, 'unknown'));
     }
     return watch.add(onChange);
-  }
-
-  delete(path: string): Promise<void> {
-    return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
-  }
-
-  multi(ops: readonly MultiOp[]): Promise<void> {
-    const native: NativeMultiOp[] = ops.map((op): NativeMultiOp => {
-      switch (op.op) {
-        case 'check':
-          return { type: MULTI_OPS.check, path: op.path, version: op.version };
-        case 'create':
-          return { type: MULTI_OPS.create, path: op.path, data: op.data, flags: CREATE_FLAGS[op.mode], ...(op.acl && op.acl.length > 0 && { acl: nativeAcl(op.acl) }) };
-        case 'setData':
-          return { type: MULTI_OPS.setData, path: op.path, data: op.data };
-        case 'delete':
-          return { type: MULTI_OPS.delete, path: op.path };
-      }
-    });
-    return this.call<void>('multi', multiPath(ops), (done) => this.handle.a_multi(native, (rc) => done(rc, undefined)));
   }
 
   /** A node watched with the default watcher changed or went: the binding emits (event, handle, path). */
@@ -292,71 +235,4 @@ export class ZkSession extends SessionLifecycle implements ZkSessionApi, Watcher
     if (hold) this.lease.retain();
     else this.lease.release();
   }
-
-  /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */
-  private call<T>(op: string, path: string, send: (done: (rc: number, value: T) => void) => number): Promise<T> {
-    if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const request: PendingRequest = {
-        op,
-        path,
-        fail: (error: Error): void => {
-          if (settled) return;
-          settled = true;
-          this.pending.delete(request);
-          const ended = this.lost.aborted ? undefined : endOfSession(error);
-          if (ended) this.onEnded(this, ended.detail, ended.end, ended.refusal);
-          reject(error);
-        },
-      };
-      this.pending.add(request);
-      // Taken before the send: the server hears of the request after this, whenever it goes out.
-      const sentAt = performance.now();
-      let sent: number;
-      try {
-        sent = send((rc, value) => {
-          if (rc === 0 || serverAnswered(rc)) this.lease.answered(sentAt);
-          if (settled) return;
-          if (rc !== 0) return request.fail(zkError(rc, op, path));
-          settled = true;
-          this.pending.delete(request);
-          resolve(value);
-        });
-      } catch (error) {
-        return request.fail(error as Error);
-      }
-      if (sent === 0) {
-        // While connected, a request is sent at once. If the send fails, the C client closes its
-        // socket there and then, silently, and leaves this request and those in flight queued for
-        // the old connection: going on with the handle would match replies to the wrong requests.
-        // Only the caller can see it (the addon closes its poll watcher within the call), so the
-        // session is moved to a new handle before the event loop polls again.
-        if (this.connected && this.handle.state === SOCKET_DROPPED_STATE) this.onSocketDropped(this);
-        return;
-      }
-      if (sent !== ZK_CODES.MARSHALLINGERROR && sent !== ZK_CODES.CONNECTIONLOSS) return request.fail(zkError(sent, op, path));
-      // Not queued (the C client refuses while its handle is closing): report a connection loss,
-      // after a short pause so that callers retrying on connection loss cannot spin; the session's
-      // end follows and stops them.
-      setTimeout(() => request.fail(new ZkConnectionLossError(sent, op, path)), SEND_RETRY_PAUSE_MS);
-    });
-  }
-}
-
-/** An ACL as the binding takes it (it reads `auth` and `perm`). */
-function nativeAcl(acl: readonly ZkAcl[]): { scheme: string; auth: string; perm: number }[] {
-  return acl.map((entry) => ({ scheme: entry.scheme, auth: entry.id, perm: entry.perms }));
-}
-
-/** The paths of a transaction's operations, each once, for its errors. */
-function multiPath(ops: readonly MultiOp[]): string {
-  return [...new Set(ops.map((op) => op.path))].join(',');
-}
-
-/** A request in flight, and how to fail it when the session ends or its handle is replaced. */
-interface PendingRequest {
-  readonly op: string;
-  readonly path: string;
-  fail(error: Error): void;
 }

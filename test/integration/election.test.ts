@@ -248,4 +248,25 @@ describe('leader election on a real ZooKeeper', () => {
     await again.leadership();
     await application.close();
   });
+  it('a group that fails again right after it was joined anew waits twice as long before the next join', async () => {
+    const rootPath = uniqueRoot('election-rejoin-backoff');
+    const { application, locks } = await startLockApp(zk, { rootPath, ...STEADY_SESSION });
+    const connection = await connect();
+    const held = await new FairLock(connection, { rootPath }).acquire('jobs'); // the path stays a lock's
+    const first = locks.elect('jobs');
+    await expect(first.leadership()).rejects.toThrow(IncompatibleLockError);
+    first.failedAt! -= 10_000;
+    const second = locks.elect('jobs');
+    expect(second).not.toBe(first);
+    await expect(second.leadership()).rejects.toThrow(IncompatibleLockError);
+    second.failedAt! -= 10_000; // a second failure in a row waits 20 s
+    expect(locks.elect('jobs')).toBe(second);
+    second.failedAt! -= 10_000;
+    await held.release();
+    const third = locks.elect('jobs');
+    expect(third).not.toBe(second);
+    await third.leadership();
+    await third.close();
+    await application.close();
+  });
 });
