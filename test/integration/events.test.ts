@@ -61,6 +61,20 @@ describe('LockService.events$ on a real ZooKeeper', () => {
     expect(released.holdMs).toBeGreaterThanOrEqual(0);
   });
 
+  it('with holdAtLeastMs, the release is reported when the node goes at the end of the hold, not when the caller lets go', async () => {
+    const { locks, events } = await service();
+    const handle = await locks.acquire('orders:held', { holdAtLeastMs: 600_000 });
+    await handle.release(); // resolves at once: the lock stays held for the rest of its minimum hold
+    expect(shapes(events).map((event) => event.type)).toEqual(['requested', 'acquired']);
+    await locks.beforeApplicationShutdown(); // ends every minimum hold now: the node goes
+    expect(shapes(events)).toEqual([
+      { type: 'requested', resource: 'orders:held', mode: 'exclusive', tryOnly: false },
+      { type: 'acquired', resource: 'orders:held', mode: 'exclusive', reentrant: false },
+      { type: 'released', resource: 'orders:held', mode: 'exclusive', reentrant: false },
+    ]);
+    expect(handle.isHeld()).toBe(false);
+  });
+
   it('the connection events tell the session\'s state, starting with connected', async () => {
     const { events } = await service();
     expect(events[0]).toMatchObject({ type: 'connection', state: 'connected' });
