@@ -217,7 +217,10 @@ export class Candidacy {
       const queuedAt = performance.now();
       let term: LeaderTerm;
       try {
-        const onWaiting = (): void => this.decide(false);
+        const onWaiting = (): void => {
+          this.retries.reset(); // queued: a failure after this one is not "in a row"
+          this.decide(false);
+        };
         const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal, onWaiting });
         if (this.closed) return void (await lock.release().catch(() => undefined)); // closed while the grant was on its way
         term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs, this.onRetry);

@@ -55,6 +55,11 @@ export class ElectionRegistry {
     const candidacy = new Candidacy(this.runtime, group, { id: options.id, layout, zkPath: options.zkPath, stopGraceMs: this.stopGraceMs, onRetry });
     candidacy.onChange((change) => this.report(candidacy, change));
     const joined = asElection(candidacy);
+    // Queued (or leading) in its first term: whatever made the path fail before has passed, and a
+    // later failure is joined anew after REJOIN_AFTER_MS again, not after a doubled wait.
+    void joined.decided.then(() => {
+      if (joined.state !== 'failed') this.rejoins.delete(path);
+    });
     this.byPath.set(path, joined);
     return joined;
   }

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { Candidacy } from '../recipes/candidacy.js';
 import type { CandidacyOptions } from '../recipes/candidacy.options.js';
 
@@ -29,18 +29,30 @@ export interface Election extends Candidacy {
   readonly changes$: Observable<ElectionChange>;
 }
 
-/** The candidacy as an Election: `changes$` is an Observable over its one feed, `onChange`. */
+/**
+ * The candidacy as an Election: `changes$` is an Observable over its one feed, `onChange`. The
+ * subscribers still open are kept in one set, completed together when the candidacy leaves; one
+ * that unsubscribes is dropped from it at once (nothing of it is kept until the election ends).
+ */
 export function asElection(candidacy: Candidacy): Election {
+  const open = new Set<Subscriber<ElectionChange>>();
+  const completeAll = (): void => {
+    for (const subscriber of [...open]) subscriber.complete();
+  };
+  void candidacy.left.then(completeAll, completeAll);
   const changes$ = new Observable<ElectionChange>((subscriber) => {
     const { current } = candidacy;
     subscriber.next(current ? { leader: true, fencingToken: current.fencingToken } : { leader: false });
     if (candidacy.state === 'closed' || candidacy.state === 'failed') return subscriber.complete();
+    open.add(subscriber);
     const stop = candidacy.onChange(({ leader, fencingToken }) => {
       subscriber.next(fencingToken === undefined ? { leader } : { leader, fencingToken });
       if (candidacy.state === 'failed') subscriber.complete();
     });
-    void candidacy.left.then(() => subscriber.complete());
-    return stop;
+    return () => {
+      open.delete(subscriber);
+      stop();
+    };
   });
   return Object.assign(candidacy, { changes$ });
 }

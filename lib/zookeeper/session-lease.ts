@@ -159,20 +159,26 @@ export class SessionLease {
     this.probing = true;
     this.probeFailed = false;
     this.probes += 1;
+    const before = this.lastContact;
     this.probe().then(
-      () => {
-        this.probing = false;
-        // The timer waits for the lease's end meanwhile: move it to the next renewal.
-        const renewAt = this.lastContact + this.renewAfterMs;
-        const now = performance.now();
-        if (this.timer === undefined || renewAt <= now) return;
-        clearTimeout(this.timer);
-        this.timer = setTimeout(() => this.check(), Math.ceil(renewAt - now));
-      },
-      () => {
-        this.probing = false;
-        this.probeFailed = true;
-      },
+      () => this.probeDone(this.lastContact > before),
+      () => this.probeDone(false, true),
     );
+  }
+
+  /**
+   * A renewal read came back, or failed (with the connection: connected() sends it again). The timer
+   * was set for the lease's end while it was out: on an answer, look again now, so that the next renewal is timed from this answer however
+   * late it came (a read answered after an election would otherwise leave the next one until the
+   * old lease's end).
+   */
+  private probeDone(renewed: boolean, failed = false): void {
+    this.probing = false;
+    this.probeFailed = failed;
+    // A failed read waits for the reconnect (connected()); one that renewed nothing waits for the
+    // timer: looking again now would send the next at once.
+    if (!renewed || this.timer === undefined || this.ended) return;
+    clearTimeout(this.timer);
+    this.check();
   }
 }

@@ -11,7 +11,7 @@ describe('a session lease (fake clock)', () => {
    * A 1,000 ms lease whose reads are answered, fail (the connection dropped), or go unanswered, and
    * whose session's pings are answered when `pingAnsweredAt` says; `timeoutMs` is the session's.
    */
-  function lease(answer: 'answer' | 'fail' | 'silence', pingAnsweredAt?: () => number | undefined, timeoutMs?: number) {
+  function lease(answer: 'answer' | 'late' | 'fail' | 'silence', pingAnsweredAt?: () => number | undefined, timeoutMs?: number) {
     const expired: number[] = [];
     let probes = 0;
     let reply = answer;
@@ -21,6 +21,7 @@ describe('a session lease (fake clock)', () => {
         probes += 1;
         const sentAt = performance.now();
         if (reply === 'answer') l.answered(sentAt);
+        if (reply === 'late') return new Promise<void>((done) => setTimeout(() => (l.answered(sentAt), done()), 400));
         return reply === 'fail' ? Promise.reject(new Error('CONNECTIONLOSS')) : Promise.resolve();
       },
       (silentMs) => expired.push(silentMs),
@@ -47,6 +48,19 @@ describe('a session lease (fake clock)', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(expired).toEqual([]);
     expect(probes()).toBe(40);
+    expect(l.isValid()).toBe(true);
+  });
+
+  it('a renewal answered late (after the next was due) times the next one from its answer, not from the old end', async () => {
+    // Each read is answered 400 ms after it is sent, later than a quarter of the 1,000 ms lease:
+    // the next read goes when the answer comes. Waiting instead for the end the lease had when the
+    // read was sent, the second read would go 750 ms after the first and its answer come too late.
+    const { l, expired, probes } = lease('late', undefined, 4000);
+    l.answered(performance.now());
+    l.retain();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(expired).toEqual([]);
+    expect(probes()).toBe(25);
     expect(l.isValid()).toBe(true);
   });
 
