@@ -56,7 +56,8 @@ export class ElectionRegistry {
     candidacy.onChange((change) => this.report(candidacy, change));
     const joined = asElection(candidacy);
     // Queued (or leading) in its first term: whatever made the path fail before has passed, and a
-    // later failure is joined anew after REJOIN_AFTER_MS again, not after a doubled wait.
+    // later failure is joined anew after REJOIN_AFTER_MS again, not after a doubled wait (the one
+    // place the rejoin's count starts over: every term that leads was decided first).
     void joined.decided.then(() => {
       if (joined.state !== 'failed') this.rejoins.delete(path);
     });
@@ -101,7 +102,6 @@ export class ElectionRegistry {
     const { group, id } = candidacy;
     if (leader) this.events.elected(group, id, fencingToken!, waitMs ?? 0);
     else if (fencingToken !== undefined && error) this.events.revoked(group, id, leadMs ?? 0, error as LeadershipLostError);
-    if (leader) this.rejoins.delete(candidacy.path);
     if (candidacy.state !== 'failed') return;
     this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
     const rejoin = this.rejoins.get(candidacy.path) ?? { backoff: new Backoff(REJOIN_AFTER_MS, MAX_REJOIN_AFTER_MS), afterMs: 0 };
