@@ -72,7 +72,8 @@ function ownDriver(kind: EntryKind, decide: LockDriver['decide'], permits?: numb
     permits,
     grantsByWrite: GRANTING_KINDS.has(kind),
     parents: OWN_PARENTS,
-    prefix: (sessionId) => nodePrefix(kind, sessionId, permits),
+    // Bound, not a closure: the name is made in one call of queue-entry.ts.
+    prefix: nodePrefix.bind(undefined, permits === undefined ? kind : `${kind}${permits}`),
     order: ownQueue,
     decide,
   };

@@ -2,9 +2,6 @@ import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zoo
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
 
-/** What a holder handing its lock on writes into its node, in the transaction that deletes it. */
-const RELEASED = Buffer.alloc(0);
-
 /** Deletes lock nodes on every way out: release, timeout, abort, a grant nobody wants any more. */
 export class NodeRemover {
   constructor(
@@ -14,38 +11,14 @@ export class NodeRemover {
 
   /**
    * Deletes a node, retrying through connection loss. Resolves once the delete is confirmed, the
-   * node is found already gone, or the session (and so the node) is gone.
+   * node is found already gone, or the session (and so the node) is gone. (A held lock's node is
+   * deleted by its GrantedLock: removeHeldNode.)
    */
   async remove(session: ZkSessionApi, path: string): Promise<void> {
-    await this.removeHeld(session, path);
-  }
-
-  /**
-   * Deletes a held lock's node: 'released' once confirmed (or found gone: a retried delete whose first
-   * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
-   * node, possibly long ago, and the holder was no longer the holder.
-   *
-   * With `grantByWrite`, the node is written and deleted in one transaction (QueueGrant.grantByWrite): one
-   * request, applied whole or not at all. Its write fires the data watch of the entry watching the
-   * node, which takes it as its grant; the delete then finds that one-shot watch gone, so the waiter
-   * hears one event, not two. A refusal for another reason applied nothing: it is thrown, and the
-   * node stays until the session ends.
-   */
-  async removeHeld(session: ZkSessionApi, path: string, grantByWrite = false): Promise<'released' | 'session-lost'> {
     try {
-      await untilAnswered(session, undefined, () =>
-        grantByWrite
-          ? session.multi([
-              { op: 'setData', path, data: RELEASED },
-              { op: 'delete', path },
-            ])
-          : session.delete(path),
-      );
-      return 'released';
+      await untilAnswered(session, undefined, session.delete.bind(session, path));
     } catch (error) {
-      if (error instanceof ZkNoNodeError) return 'released';
-      if (error instanceof ZkSessionLostError) return 'session-lost';
-      throw error;
+      if (!(error instanceof ZkNoNodeError || error instanceof ZkSessionLostError)) throw error;
     }
   }
 

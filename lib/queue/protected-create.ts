@@ -10,10 +10,14 @@
  * - A read is sent with the create, answered right after it in the same round trip (ZooKeeper
  *   answers a session's requests in order): the parent's listing for a queue, the node itself for
  *   the simple lock. The uncontended acquire stays one round trip.
+ * - What it reads back is checked against what the session saw before the create: every node the
+ *   create makes gets a higher zxid, unless the servers' history went back (a restore from an older
+ *   backup), which would hand out fencing tokens that go backwards (HistoryWentBackError).
  * - A missing parent is created (LockParents: the rootPath rule), then the create is sent again.
  * - On every way out that is not a grant, `abandon` deletes what the create may have made.
  */
 import {
+  HistoryWentBackError,
   QueueConflictError,
   ZkConnectionLossError,
   ZkNoChildrenForEphemeralsError,
@@ -103,16 +107,20 @@ export class ProtectedCreate {
    * @throws QueueConflictError when the parent is a simple lock's node (it can have no children).
    */
   async create(session: ZkSessionApi, node: ProtectedNode, progress: CreateProgress, stop: AbortSignal): Promise<Created | Taken | Refused> {
-    const { parent, name, mode, marker } = node;
+    const { parent, name, mode, marker, readBack } = node;
     const path = `${parent}/${name}`;
+    // What was seen before (copied: the watermark updates its record of the queue in place).
+    const seen = readBack === 'children' ? session.queueSeen(parent) : undefined;
+    const floor: HistoryFloor = { zxid: session.highestZxid, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       progress.createSent = true;
-      const created = this.send(session, node, path);
+      // Alone, or in one transaction with a check that `whileExists` is there.
+      const created = node.whileExists === undefined ? session.create(path, node.data, mode, this.acl) : this.createWhileExists(session, node, path, node.whileExists);
       // Sent with the create, so answered right after it; undefined when it failed (the create's
       // own answer tells why).
       const read =
-        node.readBack === 'children' ? settled(session.getChildren(parent)) : node.readBack === 'node' ? settled(session.getData(path)) : undefined;
+        readBack === 'children' ? session.getChildren(parent).catch(noAnswer) : readBack === 'node' ? session.getData(path).catch(noAnswer) : undefined;
       let createdPath: string;
       try {
         createdPath = await created;
@@ -134,38 +142,38 @@ export class ProtectedCreate {
         if (marker === undefined) {
           const list = await readChildren(session, parent, stop);
           const found = list.children.find((child) => child.startsWith(name));
-          if (found !== undefined) return { outcome: 'created', path: `${parent}/${found}`, adopted: true, children: list };
+          if (found !== undefined) return { outcome: 'created', path: `${parent}/${found}`, adopted: true, children: checkListing(list, floor, parent, found) };
           continue;
         }
         const holder = (exists ? (answer as NodeData | undefined) : undefined) ?? (await readNode(session, path, stop));
-        if (holder && isMarked(holder, marker)) return { outcome: 'created', path, adopted: true, node: holder }; // an earlier create of ours
+        if (holder && isMarked(holder, marker)) return { outcome: 'created', path, adopted: true, node: checkNode(holder, floor, path) }; // an earlier create of ours
         if (!exists) continue;
         progress.createSent = false;
         return { outcome: 'taken', holder };
       }
-      progress.mine = createdPath.slice(parent.length + 1);
+      const mine = createdPath.slice(parent.length + 1);
+      progress.mine = mine;
       const answer = await read;
       // The read sent with the create failed (a dropped connection): read again.
-      if (node.readBack === 'children') {
+      if (readBack === 'children') {
         const children = (answer as ChildList | undefined) ?? (await readChildren(session, parent, stop));
-        return { outcome: 'created', path: createdPath, adopted: false, children };
+        return { outcome: 'created', path: createdPath, adopted: false, children: checkListing(children, floor, parent, mine) };
       }
-      if (node.readBack === 'node') {
+      if (readBack === 'node') {
         const now = (answer as NodeData | undefined) ?? (await readNode(session, path, stop));
         // Gone between the create and the read, or (a shared name) someone else's by then.
-        const ours = now && (marker === undefined || isMarked(now, marker)) ? now : null;
+        const ours = now && (marker === undefined || isMarked(now, marker)) ? checkNode(now, floor, path) : null;
         return { outcome: 'created', path: createdPath, adopted: false, node: ours };
       }
       return { outcome: 'created', path: createdPath, adopted: false };
     }
   }
 
-  /** The create request: alone, or in one transaction with a check that `whileExists` is there. */
-  private send(session: ZkSessionApi, node: ProtectedNode, path: string): Promise<string> {
-    if (node.whileExists === undefined) return session.create(path, node.data, node.mode, this.acl);
+  /** The create request in one transaction with a check that `whileExists` is there. */
+  private createWhileExists(session: ZkSessionApi, node: ProtectedNode, path: string, whileExists: string): Promise<string> {
     return session
       .multi([
-        { op: 'check', path: node.whileExists, version: -1 },
+        { op: 'check', path: whileExists, version: -1 },
         { op: 'create', path, data: node.data, mode: 'EPHEMERAL', acl: this.acl },
       ])
       .then(() => path);
@@ -206,12 +214,48 @@ export class ProtectedCreate {
   }
 }
 
-/** A read sent with a create: undefined when it failed. */
-function settled<T>(read: Promise<T>): Promise<T | undefined> {
-  return read.then(
-    (value) => value,
-    () => undefined,
-  );
+/** A read sent with a create that failed: the create's own answer tells why. */
+function noAnswer(): undefined {
+  return undefined;
+}
+
+/**
+ * What a create saw before it: the highest zxid, and the queue's parent as last listed (czxid 0:
+ * never). Every node the create makes gets a zxid above it, unless the servers' history went back.
+ */
+interface HistoryFloor {
+  readonly zxid: number;
+  readonly czxid: number;
+  readonly cversion: number;
+}
+
+/**
+ * A listing that holds the node we just created (`ours`), checked against the floor: its pzxid is
+ * at least our node's zxid, the parent is not an older incarnation, and the parent's cversion went
+ * up (see ZxidWatermark). A listing without our node (deleted meanwhile) proves nothing.
+ * @throws HistoryWentBackError
+ */
+function checkListing(list: ChildList, floor: HistoryFloor, parent: string, ours: string): ChildList {
+  const { stat } = list;
+  if (!list.children.includes(ours)) return list;
+  if (stat.pzxid < floor.zxid) throw new HistoryWentBackError(parent, floor.zxid, stat.pzxid);
+  // A parent created again gets a higher zxid than the one it replaces: an older one (restored from a
+  // backup taken before the re-creation) would hand out tokens below those of the newer one.
+  if (stat.czxid < floor.czxid) throw new HistoryWentBackError(parent, floor.czxid, stat.czxid, 'queue');
+  // Our create counted up the parent's children's version since that listing, unless restored.
+  if (floor.czxid !== 0 && floor.czxid === stat.czxid && stat.cversion <= floor.cversion) {
+    throw new HistoryWentBackError(parent, floor.cversion, stat.cversion, 'sequence');
+  }
+  return list;
+}
+
+/**
+ * A node we just created, checked against the floor: its own zxid is above everything seen before.
+ * @throws HistoryWentBackError
+ */
+function checkNode(node: NodeData, floor: HistoryFloor, path: string): NodeData {
+  if (node.stat.czxid < floor.zxid) throw new HistoryWentBackError(path, floor.zxid, node.stat.czxid);
+  return node;
 }
 
 /** Whether a node's data starts with `marker` (the acquire that created it). */

@@ -41,10 +41,10 @@ export interface QueueEntry {
 
 let nonce = 0;
 
-/** The name prefix for one acquire attempt in one session. */
-export function nodePrefix(kind: EntryKind, sessionId: string, permits?: number): string {
+/** The name prefix for one acquire attempt in one session; `kind` carries a semaphore's permits (`s5`). */
+export function nodePrefix(kind: EntryKind | `${EntryKind}${number}`, sessionId: string): string {
   nonce = (nonce + 1) % Number.MAX_SAFE_INTEGER;
-  return `${kind}${permits ?? ''}-${sessionId}-${nonce.toString(36)}-`;
+  return `${kind}-${sessionId}-${nonce.toString(36)}-`;
 }
 
 /** The digits ZooKeeper appends to a sequential node's name. */

@@ -1,9 +1,10 @@
 /**
  * The queue internals (Curator's LockInternals), as one waiter's state machine: one acquire in the
  * queue, from its session to a grant, null (noWait) or an error, told to its sink. It creates its
- * node (the protected create), lists the queue, asks the driver (placeIn), watches whom the driver
- * says, lists again when that changes, checks the grant (checkGrant), and removes its node on every
- * way out that is not a grant. Its WaiterHost lends it what the waiters of one client share.
+ * node (the protected create, which lists the queue in the same round trip), holds at once when its
+ * node is alone in the queue, else asks the driver (placeIn) and watches whom the driver says,
+ * lists again when that changes, checks the grant (checkGrant), and removes its node on every way
+ * out that is not a grant. Its WaiterHost lends it what the waiters of one client share.
  *
  * Heap rules. A waiting acquire costs this object, its watches and the caller's promise, and
  * nothing else (`npm run bench -- --only heap`: about 2,000 bytes per waiting LockService acquire,
@@ -11,6 +12,7 @@
  * - no suspended async call while waiting: `run` returns once the watches are set (WATCHING), and
  *   a wake-up starts it again;
  * - every field is set before the constructor returns (one object layout for all waiters);
+ * - the attempt's prefix is dropped once it waits (`ownPrefix`): our node's name holds it;
  * - `round` never becomes -0 (`watch` takes the absolute value before adding 1), so it stays a
  *   small integer;
  * - the callback a watch keeps for the whole wait is a bound method (`this.changed.bind(this)`),
@@ -24,7 +26,7 @@ import { readChildren } from '../zookeeper/session-retry.js';
 import type { LockDriver } from './lock-driver.js';
 import { SEQUENCE_DIGITS } from './queue-entry.js';
 import { queueToken } from './fencing-token.js';
-import { checkGrant, checkListing, historyFloor } from './grant-check.js';
+import { checkGrant } from './grant-check.js';
 import type { CreateProgress } from './protected-create.js';
 import { placeIn } from './queue-place.js';
 import { mayAbort } from './stopper.js';
@@ -59,19 +61,17 @@ const WATCHING = Symbol('watching');
  */
 class QueueWaiter implements CreateProgress, WatchingWaiter {
   session: ZkSessionApi | undefined = undefined;
-  /** The prefix while our node's name is unknown (then it is the name's start). */
+  /** The driver's prefix for this attempt, every node it creates starts with it: kept until it waits (prefixNow). */
   private ownPrefix: string | undefined = undefined;
-  private node: string | undefined = undefined;
+  /** Our node's name, once known (CreateProgress: the protected create sets it). */
+  mine: string | undefined = undefined;
   /** A create was sent whose node may exist even though its name is unknown. */
   createSent = false;
   /** The czxid of the queue's parent, from the last listing: the first part of a grant's token. */
   queueZxid = 0;
   /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
   private watches: NodeWatch | NodeWatch[] | undefined = undefined;
-  /**
-   * Counts waits, so that a late answer about an earlier wait is ignored: positive while waiting
-   * (the current wait's number), negated when it ends.
-   */
+  /** Counts waits, so that a late answer about an earlier wait is ignored: positive while waiting, negated when it ends. */
   private round = 0;
   /** The current wait is on a holder whose release grants us the lock (`Decision.grantedByWrite`). */
   private grantedByWrite = false;
@@ -101,20 +101,10 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     this.inheritedToken = spec.under?.fencingToken;
   }
 
-  /** The driver's prefix for this attempt (`<kind>-<session id>-<nonce>-` in our layout): every node it creates starts with it. */
-  get prefix(): string {
+  /** The prefix of this attempt's nodes: kept, or the start of our node's name. */
+  private prefixNow(): string {
     // A fixed name (createMode 'EPHEMERAL') is its own prefix; ZooKeeper appended the rest to others.
-    return this.ownPrefix ?? (this.driver.createMode === 'EPHEMERAL' ? this.node! : this.node!.slice(0, -SEQUENCE_DIGITS));
-  }
-
-  /** Our node's name, once known. */
-  get mine(): string | undefined {
-    return this.node;
-  }
-  set mine(name: string | undefined) {
-    if (name !== undefined) this.ownPrefix = undefined; // the name starts with it: no need to keep both
-    else if (this.node !== undefined) this.ownPrefix = this.prefix;
-    this.node = name;
+    return this.ownPrefix ?? (this.driver.createMode === 'EPHEMERAL' ? this.mine! : this.mine!.slice(0, -SEQUENCE_DIGITS));
   }
 
   /**
@@ -132,7 +122,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
           return;
         }
         this.session = session;
-        this.node = undefined;
+        this.mine = undefined;
         this.ownPrefix = this.driver.prefix(session.id);
         this.createSent = false;
         resume = FRESH;
@@ -145,7 +135,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
         else if (resume !== FRESH && resume !== RELIST) throw resume;
         else outcome = await this.attempt(session, resume);
       } catch (error) {
-        await this.host.creator.abandon(session, { parent: this.parent, name: this.prefix }, this);
+        await this.host.creator.abandon(session, { parent: this.parent, name: this.prefixNow() }, this);
         if (this.stop.aborted) return this.sink.failed(this.stop.reason); // whatever else went wrong, the caller stopped first
         if (error instanceof ZkSessionLostError && !this.writeSession) {
           this.session = undefined; // our node died with the session: queue again
@@ -188,22 +178,35 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
 
   /** One attempt in one session, from `resume` to a grant, null (noWait), or a wait (WATCHING). */
   private async attempt(session: ZkSessionApi, resume: typeof FRESH | typeof RELIST): Promise<QueueGrant | null | typeof WATCHING> {
-    const { parent, host } = this;
+    const { parent, host, driver } = this;
     let list: ChildList | undefined = resume === FRESH ? await this.enqueue(session) : await readChildren(session, parent, this.stop);
     for (;;) {
-      const place = placeIn(list, this, this.driver, parent);
+      this.queueZxid = list.stat.czxid;
+      // Our node alone in the queue: every driver grants an entry with none before nor after it
+      // (test/unit/lock-drivers.test.ts holds each to it), so the listing needs no parsing.
+      const only = list.children.length === 1 ? list.children[0]! : undefined;
+      if (only === this.mine && only !== undefined) {
+        this.mine = only; // the listing's own string: the create's answer, which our name is a slice of, can go (heap per held lock)
+        return this.grant(session, resume === RELIST);
+      }
+      const prefix = this.prefixNow();
+      const place = placeIn(list, prefix, driver, parent);
       list = undefined;
       for (const extra of place.extras) host.remover.removeSoon(session, extra);
       if (place.kind === 'vanished') {
+        this.ownPrefix = prefix;
+        this.mine = undefined;
         list = await this.enqueue(session);
         continue;
       }
-      const path = `${parent}/${this.mine}`;
+      this.mine = place.mine;
+      const path = `${parent}/${place.mine}`;
       if (place.kind === 'granted') {
         if (place.wakeNext) host.poke(session, path, this.data);
         return this.grant(session, resume === RELIST || place.successors);
       }
       if (this.noWait) {
+        this.ownPrefix = prefix;
         this.mine = undefined;
         this.createSent = false;
         await host.remover.remove(session, path);
@@ -220,18 +223,16 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   /**
    * Creates our node (the protected create) and lists the queue in the same round trip: the
    * listing already holds our node, so the uncontended path costs one round trip. After a lost
-   * reply, a node carrying our prefix is adopted. The listing is checked against what was seen
-   * before the create (the servers' history must not have gone back).
+   * reply, a node carrying our prefix is adopted. The protected create checks the listing against
+   * what was seen before it (the servers' history must not have gone back).
    */
   private async enqueue(session: ZkSessionApi): Promise<ChildList> {
     const { parent, driver } = this;
-    const prefix = this.prefix;
-    const floor = historyFloor(session, parent);
     const mode = driver.createMode ?? 'EPHEMERAL_SEQUENTIAL';
-    const node = { parent, name: prefix, data: this.data, mode, parents: driver.parents, readBack: 'children' } as const;
+    const node = { parent, name: this.ownPrefix ?? this.prefixNow(), data: this.data, mode, parents: driver.parents, readBack: 'children' } as const;
     const created = await this.host.creator.create(session, node, this, this.stop);
     // A queue entry has no marker nor guard: the create's only outcome is our node.
-    return checkListing((created as { children: ChildList }).children, floor, parent, prefix);
+    return (created as { children: ChildList }).children;
   }
 
   /**
@@ -245,6 +246,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
     const round = (this.round < 0 ? -this.round : this.round) + 1; // never -0 (heap rules, above)
     this.round = round;
     this.grantedByWrite = grantedByWrite;
+    this.ownPrefix = undefined; // our node's name holds it (prefixNow)
     this.host.track(session, this);
     if (mayAbort(this.stop)) this.stop.addEventListener('abort', this, { once: true });
     // Ending a wait cancels its watches, so the watch callback needs no round (a bound method, see

@@ -6,12 +6,63 @@ import { toLockError } from '../zookeeper/zk-errors.js';
 const TIMED_OUT = Symbol('timed out');
 
 /** Never aborts: the stop signal of every wait with neither a timeout nor a caller's signal. */
-const NEVER = new AbortController().signal;
+export const NEVER: AbortSignal = new AbortController().signal;
 setMaxListeners(0, NEVER);
 
 /** Whether `signal` can ever abort (a wait that cannot needs no listener on it). */
 export function mayAbort(signal: AbortSignal): boolean {
   return signal !== NEVER;
+}
+
+/**
+ * The one way a wait is bounded (an acquire, a cohort's local waiter, a context joining its own
+ * acquire in flight): a Stopper for the caller's timeout and signal, or undefined when there is
+ * neither, and so nothing to stop (no object, nothing to dispose; the wait's signal is NEVER).
+ * (RecipeRuntime's acquire needs one only for a timeout: the caller's signal alone is its stop
+ * signal as it is, and explainStop tells its errors.)
+ */
+export function stopperFor(waitTimeoutMs: number | undefined, signal: AbortSignal | undefined): Stopper | undefined {
+  return waitTimeoutMs === undefined && signal === undefined ? undefined : new Stopper(waitTimeoutMs, signal);
+}
+
+/**
+ * Waits for `promise` within the caller's timeout and signal (see stopperFor): the promise itself
+ * when there is neither; else it rejects with the typed error of whatever stopped the wait first
+ * (LockTimeoutError, LockAbortedError), or of the promise's own failure (Stopper.explain).
+ */
+export function boundWait<T>(promise: Promise<T>, waitTimeoutMs: number | undefined, signal: AbortSignal | undefined, resource: string): Promise<T> {
+  const stopper = stopperFor(waitTimeoutMs, signal);
+  if (!stopper) return promise;
+  const { signal: stop } = stopper;
+  let onStop: () => void = () => undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    onStop = () => reject(stop.reason);
+    if (stop.aborted) onStop();
+    else stop.addEventListener('abort', onStop, { once: true });
+  });
+  const end = (): void => {
+    stop.removeEventListener('abort', onStop); // the caller's own signal outlives this wait
+    stopper.dispose();
+  };
+  return Promise.race([promise, stopped]).then(
+    (value) => (end(), value),
+    (error: unknown) => {
+      end();
+      throw stopper.explain(error, resource);
+    },
+  );
+}
+
+/**
+ * The error a user should see for what ended a wait that stops on `signal` (a Stopper's, or the
+ * caller's own when there is no timeout): LockTimeoutError, LockAbortedError, or ZooKeeper's error
+ * as toLockError maps it.
+ */
+export function explainStop(signal: AbortSignal, waitTimeoutMs: number | undefined, error: unknown, resource: string): unknown {
+  if (signal.aborted && error === signal.reason) {
+    return signal.reason === TIMED_OUT ? new LockTimeoutError(resource, waitTimeoutMs ?? 0) : new LockAbortedError(resource, signal.reason);
+  }
+  return toLockError(error, resource);
 }
 
 /**
@@ -47,12 +98,7 @@ export class Stopper {
 
   /** The error a user should see for what ended the wait (ZooKeeper's errors: toLockError). */
   explain(error: unknown, resource: string): unknown {
-    if (this.signal.aborted && error === this.signal.reason) {
-      return this.signal.reason === TIMED_OUT
-        ? new LockTimeoutError(resource, this.waitTimeoutMs ?? 0)
-        : new LockAbortedError(resource, this.signal.reason);
-    }
-    return toLockError(error, resource);
+    return explainStop(this.signal, this.waitTimeoutMs, error, resource);
   }
 
   dispose(): void {

@@ -3,7 +3,7 @@ import { GrantedLock, type NodeReleaser } from './granted-lock.js';
 import type { LockTaker, RecipeAcquireOptions } from './recipe-runtime.js';
 import { handoffToken, MAX_HANDOFFS_PER_GRANT } from '../queue/fencing-token.js';
 import { readChildren } from '../zookeeper/session-retry.js';
-import { Stopper } from '../queue/stopper.js';
+import { type Stopper, stopperFor } from '../queue/stopper.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { type LineWaiter, WaitingLine } from './waiting-line.js';
 
@@ -80,8 +80,8 @@ export class Cohort implements NodeReleaser {
     }
     return new Promise<GrantedLock | null>((resolve, reject) => {
       const waiter: LocalWaiter = { options, noWait, tryOnly, resolve, reject, stopper: undefined, onStop: undefined, done: false };
-      if (!noWait && (options.waitTimeoutMs !== undefined || options.signal)) {
-        const stopper = new Stopper(options.waitTimeoutMs, options.signal);
+      const stopper = noWait ? undefined : stopperFor(options.waitTimeoutMs, options.signal);
+      if (stopper) {
         if (stopper.signal.aborted) {
           stopper.dispose();
           reject(stopper.explain(stopper.signal.reason, this.resource));

@@ -1,13 +1,49 @@
 import { InvalidOptionsError, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
 import { ReleaseWatch } from './release-watch.js';
 import type { LockHandle } from './lock-handle.js';
-import type { ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
+import { untilAnswered } from '../zookeeper/session-retry.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { QueueGrant } from '../queue/queue.types.js';
 
+/** What a holder handing its lock on writes into its node, in the transaction that deletes it. */
+const RELEASED = Buffer.alloc(0);
+
 /**
- * Where a held lock's release goes: the NodeRemover deletes the node; a Cohort may instead pass it
- * to the next caller of the same process (a local handoff).
+ * Deletes a held lock's node: 'released' once confirmed (or found gone: a retried delete whose first
+ * attempt was applied), 'session-lost' when the session ended first: then ZooKeeper deleted the
+ * node, possibly long ago, and the holder was no longer the holder.
+ *
+ * With `grantByWrite`, the node is written and deleted in one transaction (QueueGrant.grantByWrite): one
+ * request, applied whole or not at all. Its write fires the data watch of the entry watching the
+ * node, which takes it as its grant; the delete then finds that one-shot watch gone, so the waiter
+ * hears one event, not two. A refusal for another reason applied nothing: it is thrown, and the
+ * node stays until the session ends.
+ */
+export async function removeHeldNode(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'released' | 'session-lost'> {
+  try {
+    // Bound, not a closure: the request itself is all that is sent again after a dropped connection.
+    await untilAnswered(
+      session,
+      undefined,
+      grantByWrite
+        ? session.multi.bind(session, [
+            { op: 'setData', path, data: RELEASED },
+            { op: 'delete', path },
+          ])
+        : session.delete.bind(session, path),
+    );
+    return 'released';
+  } catch (error) {
+    if (error instanceof ZkNoNodeError) return 'released';
+    if (error instanceof ZkSessionLostError) return 'session-lost';
+    throw error;
+  }
+}
+
+/**
+ * Where a held lock's release goes when the lock does not delete its node itself (removeHeldNode):
+ * a Cohort, which may pass it to the next caller of the same process (a local handoff).
  */
 export interface NodeReleaser {
   /**
@@ -58,8 +94,8 @@ export class GrantedLock implements LockHandle {
   constructor(
     readonly resource: string,
     private readonly grant: QueueGrant,
-    /** The NodeRemover, or the Cohort this holder is one of (it may pass the node on). */
-    private readonly releaser: NodeReleaser,
+    /** The Cohort this holder is one of (it may pass the node on); undefined: the node is this lock's own. */
+    private readonly releaser: NodeReleaser | undefined,
     /** Told once when the handle stops being held (released or lost). */
     private readonly onEnd: (lock: GrantedLock) => void = () => undefined,
   ) {
@@ -138,7 +174,7 @@ export class GrantedLock implements LockHandle {
    */
   pinNode(): void {
     this.pinned = true;
-    this.releaser.pinNode?.();
+    this.releaser?.pinNode?.();
   }
 
   isHeld(): boolean {
@@ -184,7 +220,8 @@ export class GrantedLock implements LockHandle {
     const grantByWrite = this.grant.grantByWrite === true && !this.pinned;
     let outcome: 'released' | 'session-lost';
     try {
-      outcome = await this.releaser.removeHeld(this.grant.session, this.grant.path, grantByWrite);
+      const { session, path } = this.grant;
+      outcome = await (this.releaser ? this.releaser.removeHeld(session, path, grantByWrite) : removeHeldNode(session, path, grantByWrite));
     } catch (error) {
       this.state = 'held'; // the node is still there: the caller may retry
       if (this.requests?.watch) {

@@ -8,96 +8,21 @@ import { LockParents } from '../queue/lock-parents.js';
 import { ProtectedCreate } from '../queue/protected-create.js';
 import type { QueueGrant, QueueSink, SessionSource, WaiterSpec } from '../queue/queue.types.js';
 import { NodeRemover } from '../queue/node-remover.js';
-import { Stopper } from '../queue/stopper.js';
+import { explainStop, NEVER, Stopper } from '../queue/stopper.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
 import { WaiterHost } from '../queue/waiter-host.js';
+import { DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES, type RecipeAcquireOptions, type RecipeOptions } from './recipe.options.js';
 
-/** Options shared by every recipe of one client (FairLock, ReadWriteLock, Semaphore, SimpleLock). */
-export interface RecipeOptions {
-  /** Parent of every lock node. @default '/locks' */
-  rootPath?: string;
-  /**
-   * Failures of clean-up that ran after the caller was answered (for logging).
-   * @default undefined (such failures are ignored; the node is left to its session)
-   */
-  onBackgroundError?: (error: unknown) => void;
-  /**
-   * tryAcquire and `waitTimeoutMs: 0` never wait for the lock, but may have to wait for a connected
-   * session; this bounds that wait, in ms (then LockTimeoutError).
-   * @default 10000
-   */
-  connectWaitMs?: number;
-  /**
-   * ACL for the nodes the recipes create (rootPath, each lock's parent, the lock nodes), given in
-   * each create request. Absent: open, ZooKeeper's default. LockService sets it from the `digest`
-   * option.
-   * @default undefined (open)
-   */
-  acl?: readonly ZkAcl[];
-  /**
-   * The first 4 digits of every fencing token, 0 to 9999. Raise it (every client of the locks alike)
-   * after ZooKeeper is restored from an older snapshot or an empty data directory: its zxids start
-   * over lower, and tokens would go backwards without it.
-   * @default 0
-   */
-  tokenEpoch?: number;
-}
+export { DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES, type RecipeAcquireOptions, type RecipeOptions };
 
-/** Options of one acquire on a recipe. */
-export interface RecipeAcquireOptions {
-  /**
-   * How long to wait for the lock, in ms; 0 gives up at once with LockTimeoutError.
-   * @default undefined (wait forever)
-   */
-  waitTimeoutMs?: number;
-  /**
-   * Aborting it stops waiting with a LockAbortedError and removes the queue entry.
-   * @default undefined (only waitTimeoutMs ends the wait)
-   */
-  signal?: AbortSignal;
-  /**
-   * Stored in the lock node (who holds it): at most {@link MAX_NODE_DATA_BYTES} bytes.
-   * @default empty
-   */
-  data?: Buffer;
-  /**
-   * The lock's exact ZooKeeper path, instead of `<rootPath>/<encoded resource>`: the path other
-   * services (Curator, kazoo) use for the same lock. The resource is then only the lock's label.
-   * @default undefined (`<rootPath>/<encoded resource>`)
-   */
-  zkPath?: string;
-  /**
-   * Makes the lock revocable: its holder listens for a release request written into its node
-   * (LockService.requestRelease, Curator's `Revoker.attemptRevoke`). `'notify'`: the handle's
-   * `releaseRequested` signal aborts and the holder decides; `'release'`: the lock is released at
-   * once and its `signal` aborts (LockLostError, reason `revoked`). Either way a holder whose node is
-   * deleted by a forced request learns it lost the lock.
-   * @default undefined (not revocable: requests are not heard; a forced one is noticed at release)
-   */
-  onReleaseRequest?: 'notify' | 'release';
-  /**
-   * Told once when the returned handle is released or lost. For LockService and CohortLock: not in
-   * the published types (`@internal`, stripped from the .d.ts).
-   * @internal
-   */
-  onEnd?: (lock: GrantedLock) => void;
-  /**
-   * Told once when the acquire ends without a handle: it failed, timed out or was aborted, or
-   * tryAcquire found the lock taken. For LockService and CohortLock: not in the published types.
-   * @internal
-   */
-  onNoLock?: () => void;
-  /**
-   * Told each time the acquire starts waiting behind others (for Candidacy: its first term is decided).
-   * @internal
-   */
-  onWaiting?: () => void;
-}
-
-export const DEFAULT_ROOT_PATH = '/locks';
-/** The most a lock node may store about its holder: lock nodes are read by every waiter. */
-export const MAX_NODE_DATA_BYTES = 1024;
 const EMPTY = Buffer.alloc(0);
+/** How many resources' paths a runtime remembers (a hot lock's path is built once, not on every acquire). */
+const PATH_CACHE_SIZE = 1024;
+
+/** @throws InvalidOptionsError: `data` is over the cap. */
+function refuseData(data: Buffer): never {
+  throw new InvalidOptionsError('data', `lock node data is ${data.length} bytes and the limit is ${MAX_NODE_DATA_BYTES}; store a key, not a document`);
+}
 
 /**
  * How a recipe starts its ZooKeeper part of one acquire: `stop` ends the wait; `noWait` means give
@@ -131,6 +56,8 @@ export class RecipeRuntime {
   readonly tokenEpoch: number;
   readonly connectWaitMs: number;
   readonly acl: readonly ZkAcl[] | undefined;
+  /** The znodes of recently acquired resources, by name (pathOf). */
+  private readonly paths = new Map<string, string>();
 
   constructor(
     readonly sessions: SessionSource,
@@ -148,7 +75,13 @@ export class RecipeRuntime {
 
   /** The znode of a resource (its queue's parent, or the simple lock's node). */
   pathOf(resource: string): string {
-    return `${this.rootPath}/${encodeResource(resource)}`;
+    let path = this.paths.get(resource);
+    if (path === undefined) {
+      path = `${this.rootPath}/${encodeResource(resource)}`;
+      if (this.paths.size >= PATH_CACHE_SIZE) this.paths.clear();
+      this.paths.set(resource, path);
+    }
+    return path;
   }
 
   /**
@@ -157,7 +90,7 @@ export class RecipeRuntime {
    *   by resource live there, and one lock must not have two names.
    */
   pathFor(resource: string, zkPath: string | undefined): string {
-    if (zkPath === undefined) return `${this.rootPath}/${encodeResource(resource)}`; // (pathOf, one call less on every acquire)
+    if (zkPath === undefined) return this.pathOf(resource);
     validateZkPath(zkPath);
     if (this.isUnderRoot(zkPath)) {
       throw new InvalidResourceNameError(
@@ -176,9 +109,7 @@ export class RecipeRuntime {
   /** The node data to store, checked against the cap. */
   dataOf(options: RecipeAcquireOptions): Buffer {
     const data = options.data ?? EMPTY;
-    if (data.length > MAX_NODE_DATA_BYTES) {
-      throw new InvalidOptionsError('data', `lock node data is ${data.length} bytes and the limit is ${MAX_NODE_DATA_BYTES}; store a key, not a document`);
-    }
+    if (data.length > MAX_NODE_DATA_BYTES) refuseData(data);
     return data;
   }
 
@@ -190,12 +121,16 @@ export class RecipeRuntime {
   acquire(resource: string, options: RecipeAcquireOptions, tryOnly: boolean, start: StartAcquire | QueuePlace): Promise<GrantedLock | null> {
     const noWait = tryOnly || options.waitTimeoutMs === 0;
     return new Promise<GrantedLock | null>((resolve, reject) => {
-      const pending = new PendingAcquire(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, this.remover, resolve, reject);
+      const pending = new PendingAcquire(resource, noWait ? this.connectWaitMs : options.waitTimeoutMs, options, tryOnly, resolve, reject);
       try {
         if (typeof start === 'function') return start(pending.signal, noWait, pending);
         // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
-        const parent = start.parent ?? this.pathFor(resource, options.zkPath);
-        waitInQueue(this.waiters, { parent, driver: start.driver, data: this.dataOf(options), stop: pending.signal, noWait, under: start.under }, pending);
+        // (pathFor and dataOf written out for the common case: no call on a name seen before.)
+        const { zkPath } = options;
+        const parent = start.parent ?? (zkPath === undefined ? (this.paths.get(resource) ?? this.pathOf(resource)) : this.pathFor(resource, zkPath));
+        const data = options.data ?? EMPTY;
+        if (data.length > MAX_NODE_DATA_BYTES) refuseData(data);
+        waitInQueue(this.waiters, { parent, driver: start.driver, data, stop: pending.signal, noWait, under: start.under }, pending);
       } catch (error) {
         pending.failed(error);
       }
@@ -205,33 +140,41 @@ export class RecipeRuntime {
 }
 
 /**
- * One acquire of RecipeRuntime.acquire, as the queue's sink: its Stopper (the caller's timeout and
- * signal) and the caller's promise. A grant becomes a GrantedLock, every failure a typed error.
+ * One acquire of RecipeRuntime.acquire, as the queue's sink: the caller's timeout and signal (a
+ * Stopper, or none when there is neither) and the caller's promise. A grant becomes a GrantedLock,
+ * every failure a typed error.
  */
-class PendingAcquire extends Stopper implements QueueSink {
+class PendingAcquire implements QueueSink {
   private done = false;
+  /**
+   * Bounds the wait by a timeout: none without one (no object, no call), when the caller's signal,
+   * or one that never aborts, is the wait's stop signal as it is.
+   */
+  private readonly stopper: Stopper | undefined;
+  /** What the queue's waiter stops on. */
+  readonly signal: AbortSignal;
+  /** Kept instead of the caller's options object. */
+  private readonly onEnd: ((lock: GrantedLock) => void) | undefined;
+  private readonly onNoLock: (() => void) | undefined;
+  private readonly onReleaseRequest: 'notify' | 'release' | undefined;
+  private readonly onWaiting: (() => void) | undefined;
 
   constructor(
     private readonly resource: string,
     waitTimeoutMs: number | undefined,
     options: RecipeAcquireOptions,
     private readonly tryOnly: boolean,
-    private readonly remover: NodeRemover,
     private readonly resolve: (lock: GrantedLock | null) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    super(waitTimeoutMs, options.signal);
+    const { signal } = options;
+    this.stopper = waitTimeoutMs === undefined ? undefined : new Stopper(waitTimeoutMs, signal);
+    this.signal = this.stopper?.signal ?? signal ?? NEVER;
     this.onEnd = options.onEnd;
     this.onNoLock = options.onNoLock;
     this.onReleaseRequest = options.onReleaseRequest;
     this.onWaiting = options.onWaiting;
   }
-
-  /** Kept instead of the caller's options object. */
-  private readonly onEnd: ((lock: GrantedLock) => void) | undefined;
-  private readonly onNoLock: (() => void) | undefined;
-  private readonly onReleaseRequest: 'notify' | 'release' | undefined;
-  private readonly onWaiting: (() => void) | undefined;
 
   waiting(): void {
     if (!this.done) this.onWaiting?.();
@@ -242,19 +185,19 @@ class PendingAcquire extends Stopper implements QueueSink {
     if (!grant && !this.tryOnly) return this.failed(new LockTimeoutError(this.resource, 0));
     if (!grant) {
       this.done = true;
-      this.dispose();
+      this.stopper?.dispose();
       this.onNoLock?.();
       this.resolve(null);
       return;
     }
     let lock: GrantedLock;
     try {
-      lock = new GrantedLock(this.resource, grant, this.remover, this.onEnd);
+      lock = new GrantedLock(this.resource, grant, undefined, this.onEnd);
     } catch (error) {
       return this.failed(error);
     }
     this.done = true;
-    this.dispose();
+    this.stopper?.dispose();
     if (this.onReleaseRequest) lock.watchForRelease(this.onReleaseRequest);
     this.resolve(lock);
   }
@@ -262,9 +205,9 @@ class PendingAcquire extends Stopper implements QueueSink {
   failed(error: unknown): void {
     if (this.done) return;
     this.done = true;
-    this.dispose();
+    this.stopper?.dispose();
     this.onNoLock?.();
-    this.reject(this.explain(error, this.resource));
+    this.reject(this.stopper ? this.stopper.explain(error, this.resource) : explainStop(this.signal, undefined, error, this.resource));
   }
 }
 

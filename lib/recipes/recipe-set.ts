@@ -62,8 +62,12 @@ export class RecipeSet {
   private readonly read: QueueLock;
   private readonly downgrades: DowngradeLock;
   private readonly simple: SimpleLock;
-  /** What exclusive and write requests use: the cohort in front of the queue, or the queue itself. */
-  private readonly exclusive: LockTaker;
+  /**
+   * What exclusive and write requests use: the cohort in front of the queue, or the queue itself.
+   * `exclusive` is what recipeFor gives for no mode nor permits in our layout, not revocable: the
+   * default request's recipe, resolved once (read it to spare the call on every acquire).
+   */
+  readonly exclusive: LockTaker;
   private readonly write: LockTaker;
   private readonly semaphores = new Map<number, QueueLock>();
   /** The layout of acquires that do not say. */

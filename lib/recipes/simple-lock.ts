@@ -6,7 +6,7 @@ import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
 import { simpleToken } from '../queue/fencing-token.js';
-import { checkGrant, checkNode, historyFloor } from '../queue/grant-check.js';
+import { checkGrant } from '../queue/grant-check.js';
 import type { CreateProgress, ProtectedNode } from '../queue/protected-create.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 
@@ -101,7 +101,6 @@ export class SimpleLock implements LockRecipe {
       marker,
       readBack: 'node',
     };
-    const floor = historyFloor(session, path);
     const progress: CreateProgress = { createSent: false, mine: undefined };
     try {
       for (;;) {
@@ -109,8 +108,8 @@ export class SimpleLock implements LockRecipe {
         if (created.outcome === 'created') {
           // Our node went between the create and the read: only the session's end deletes it.
           if (!created.node) throw session.lost.reason ?? new ZkSessionLostError('getData', path);
-          const ours = checkNode(created.node, floor, path);
-          return { session, path, fencingToken: simpleToken(this.runtime.tokenEpoch, ours.stat.czxid), queueId: '' };
+          // (checked against the servers' history by the protected create)
+          return { session, path, fencingToken: simpleToken(this.runtime.tokenEpoch, created.node.stat.czxid), queueId: '' };
         }
         const holder = created.outcome === 'taken' ? created.holder : null;
         if (holder && holder.stat.ephemeralOwner === '0') {

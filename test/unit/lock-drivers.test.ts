@@ -3,11 +3,24 @@ import {
   downgradeReadDriver,
   electionDriver,
   exclusiveDriver,
+  type LockDriver,
   readDriver,
+  revocableExclusiveDriver,
+  revocableWriteDriver,
   semaphoreDriver,
   writeDriver,
 } from '../../lib/queue/lock-driver.js';
-import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
+import {
+  curatorDowngradeDriver,
+  curatorLatchDriver,
+  curatorMutexDriver,
+  curatorReadDriver,
+  curatorWriteDriver,
+  kazooLockDriver,
+  kazooReadDriver,
+  kazooWriteDriver,
+} from '../../lib/queue/foreign-drivers.js';
+import { parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
 import { QueueConflictError } from '../../lib/zookeeper/zk-errors.js';
 
 /** A queue from kind letters, in order: 'wrrw' is write, read, read, write. */
@@ -85,7 +98,7 @@ describe('semaphore driver', () => {
   });
 
   it('writes its permits into the node name', () => {
-    const prefix = nodePrefix('s', 'abc', 7);
+    const prefix = semaphoreDriver(7).prefix('abc');
     expect(prefix.startsWith('s7-abc-')).toBe(true);
     expect(parseEntry(`${prefix}0000000009`)).toMatchObject({ kind: 's', permits: 7, sequence: 9 });
   });
@@ -124,5 +137,43 @@ describe('election driver', () => {
     // A newer entry of another kind is the newcomer's mistake: the leader keeps leading.
     expect(electionDriver.decide(queueOf('ex'), 0).granted).toBe(true);
     expect(exclusiveDriver.decide(queueOf('xe'), 0).granted).toBe(true);
+  });
+});
+
+describe('an entry alone in its queue', () => {
+  const drivers: Record<string, LockDriver> = {
+    exclusiveDriver,
+    writeDriver,
+    readDriver,
+    downgradeReadDriver,
+    revocableExclusiveDriver,
+    revocableWriteDriver,
+    electionDriver,
+    'semaphoreDriver(1)': semaphoreDriver(1),
+    'semaphoreDriver(3)': semaphoreDriver(3),
+    curatorMutexDriver,
+    curatorLatchDriver,
+    curatorWriteDriver,
+    curatorReadDriver,
+    "curatorDowngradeDriver('0000000007')": curatorDowngradeDriver('0000000007'),
+    kazooLockDriver,
+    kazooWriteDriver,
+    kazooReadDriver,
+  };
+  /** A node the driver itself names, as ZooKeeper completes it. */
+  const nameFrom = (driver: LockDriver): string => driver.prefix('100000511d50000') + (driver.createMode === 'EPHEMERAL' ? '' : '0000000042');
+
+  // The queue waiter grants a listing of its own node alone without asking the driver (queue-waiter.ts).
+  it.each(Object.keys(drivers))('is granted by %s, with no one to wake', (key) => {
+    const driver = drivers[key]!;
+    const queue = driver.order([nameFrom(driver)]);
+    expect(queue).toHaveLength(1);
+    expect(driver.decide(queue, 0)).toMatchObject({ granted: true });
+    expect(driver.decide(queue, 0)).not.toMatchObject({ wakeNext: true });
+  });
+
+  it('is the only case of that shortcut: with an entry before it, an exclusive entry waits (the check can fail)', () => {
+    const queue = exclusiveDriver.order([nameFrom(exclusiveDriver), 'x-200000511d50000-1-0000000041']);
+    expect(exclusiveDriver.decide(queue, 1)).toMatchObject({ granted: false });
   });
 });

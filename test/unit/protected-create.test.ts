@@ -4,7 +4,7 @@ import { LockParents } from '../../lib/queue/lock-parents.js';
 import { NodeRemover } from '../../lib/queue/node-remover.js';
 import { type CreateProgress, ProtectedCreate, type ProtectedNode } from '../../lib/queue/protected-create.js';
 import { EMPTY_STAT } from '../../lib/zookeeper/session-retry.js';
-import { QueueConflictError, ZK_CODES, zkError } from '../../lib/zookeeper/zk-errors.js';
+import { HistoryWentBackError, QueueConflictError, ZK_CODES, zkError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 
 /**
@@ -21,6 +21,8 @@ function scripted(fates: Fate[], tree = new Map<string, Buffer>([['/locks', Buff
   const session = {
     id: 's1',
     connected: true,
+    highestZxid: 0,
+    queueSeen: () => undefined,
     lost: new AbortController().signal,
     whenConnected: () => Promise.resolve(),
     create: (path: string, data: Buffer | string, mode: string) => {
@@ -69,6 +71,15 @@ describe('the protected create', () => {
     expect(created.outcome === 'created' && created.children?.children).toEqual(['x-s1-1-0000000001']);
     expect(progress.mine).toBe('x-s1-1-0000000001');
     expect(calls).toEqual(['create /locks/r/x-s1-1-', 'list /locks/r']);
+  });
+
+  it("refuses what it reads back when the servers' history went back under the create (a listing or a node older than what was seen)", async () => {
+    const { session, creator } = scripted([]);
+    await expect(creator.create(session, entry(), fresh(), stop)).resolves.toMatchObject({ outcome: 'created' }); // control: nothing seen yet
+    (session as { highestZxid: number }).highestZxid = 7; // the session saw zxid 7; the fake's reads carry zxids of 0
+    await expect(creator.create(session, entry(), fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);
+    const node: ProtectedNode = { parent: '/locks', name: 'simple', data: Buffer.from('m1'), mode: 'EPHEMERAL', parents: OWN_PARENTS, marker: 'm1', readBack: 'node' };
+    await expect(creator.create(session, node, fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);
   });
 
   it('adopts the node of a create whose reply was lost, found by its name, and does not create it twice', async () => {

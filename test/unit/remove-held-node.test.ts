@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NodeRemover } from '../../lib/queue/node-remover.js';
+import { removeHeldNode } from '../../lib/recipes/granted-lock.js';
 import { ZK_CODES, zkError, ZkNoAuthError, ZkSessionLostError } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
 
@@ -7,7 +7,7 @@ import type { ZkSessionApi } from '../../lib/zookeeper/zk-session-api.js';
  * How a release that grants by write ends (pure logic: a scripted session). The write and the delete are one
  * transaction, applied whole or not at all, so its outcome is the release's.
  */
-describe('NodeRemover.removeHeld granting by write', () => {
+describe('removeHeldNode (a held lock releasing its node) granting by write', () => {
   const PATH = '/locks/r/x-1-1-0000000001';
 
   function session(multi: () => Promise<void>) {
@@ -27,22 +27,22 @@ describe('NodeRemover.removeHeld granting by write', () => {
 
   it('writes and deletes the node in one transaction; without granting by write, deletes it alone', async () => {
     const { session: s, calls } = session(ok);
-    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('released');
+    expect(await removeHeldNode(s, PATH, true)).toBe('released');
     expect(calls).toEqual([[{ op: 'setData', path: PATH, data: Buffer.alloc(0) }, { op: 'delete', path: PATH }]]);
     const plain = session(ok);
-    expect(await new NodeRemover().removeHeld(plain.session, PATH, false)).toBe('released');
+    expect(await removeHeldNode(plain.session, PATH, false)).toBe('released');
     expect(plain.calls).toEqual(['delete']);
   });
 
   it('retries through a connection loss; a retry that finds the node gone counts as the release', async () => {
     let attempts = 0;
     const { session: s } = session(() => (++attempts === 1 ? Promise.reject(zkError(ZK_CODES.CONNECTIONLOSS, 'multi', PATH)) : noNode()));
-    expect(await new NodeRemover().removeHeld(s, PATH, true)).toBe('released');
+    expect(await removeHeldNode(s, PATH, true)).toBe('released');
     expect(attempts).toBe(2);
   });
 
   it('a session that ended first is a lost lock; a refusal applied nothing and is thrown', async () => {
-    expect(await new NodeRemover().removeHeld(session(sessionLost).session, PATH, true)).toBe('session-lost');
-    await expect(new NodeRemover().removeHeld(session(noAuth).session, PATH, true)).rejects.toBeInstanceOf(ZkNoAuthError);
+    expect(await removeHeldNode(session(sessionLost).session, PATH, true)).toBe('session-lost');
+    await expect(removeHeldNode(session(noAuth).session, PATH, true)).rejects.toBeInstanceOf(ZkNoAuthError);
   });
 });
