@@ -84,7 +84,7 @@ export interface AcquireOptions extends LockKindOptions, LockPlacement {
    * Makes the lock revocable: its holder listens for a release request from another service
    * (LockService.requestRelease, `nestjs-zk-lock revoke`, Curator's `Revoker.attemptRevoke`).
    * `'notify'`: the handle's `releaseRequested` signal aborts and the holder decides; `'release'`:
-   * the lock is released at once and its `signal` aborts (LockLostError, reason `revoked`), so the
+   * the lock is released at once and its `signal` aborts (LockLostError, reason `taken-away`), so the
    * next holder may start before this one stops (guard writes with the fencing token). A holder
    * whose node is deleted by a forced request learns it lost the lock either way. A downgraded read
    * is revocable on its own. A holder that joins a lock its context holds shares that lock's

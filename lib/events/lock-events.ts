@@ -71,10 +71,10 @@ export class LockEvents {
     if (this.watched) this.emit({ type: 'elected', group, participantId, fencingToken, waitMs, timestamp: Date.now() });
   }
 
-  /** This instance's term of leadership of `group` ended (see LockRevokedEvent). */
-  revoked(group: string, participantId: string, leadMs: number, error: LeadershipLostError): void {
+  /** This instance's term of leadership of `group` ended (see LockTermEndedEvent). */
+  termEnded(group: string, participantId: string, leadMs: number, error: LeadershipLostError): void {
     if (!this.watched) return;
-    this.emit({ type: 'revoked', group, participantId, fencingToken: error.fencingToken, leadMs, end: error.end, reason: error.reason, error, timestamp: Date.now() });
+    this.emit({ type: 'term-ended', group, participantId, fencingToken: error.fencingToken, leadMs, end: error.end, reason: error.reason, error, timestamp: Date.now() });
   }
 
   /**

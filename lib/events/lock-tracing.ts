@@ -25,9 +25,9 @@ function spanEventOf(event: LockEvent): { name: string; attributes: OtelAttribut
       return { name: 'lock.skipped', attributes: { 'lock.resource': event.resource, 'lock.mode': event.mode, 'lock.skip_reason': event.reason } };
     case 'elected':
       return { name: 'lock.elected', attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.fencing_token': event.fencingToken } };
-    case 'revoked':
+    case 'term-ended':
       return {
-        name: 'lock.revoked',
+        name: 'lock.term_ended',
         attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.leadership_end': event.end, 'lock.loss_reason': event.reason },
       };
     default:

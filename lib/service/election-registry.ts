@@ -101,7 +101,7 @@ export class ElectionRegistry {
   private report(candidacy: Candidacy, { leader, fencingToken, waitMs, leadMs, error }: LeadershipChange): void {
     const { group, id } = candidacy;
     if (leader) this.events.elected(group, id, fencingToken!, waitMs ?? 0);
-    else if (fencingToken !== undefined && error) this.events.revoked(group, id, leadMs ?? 0, error as LeadershipLostError);
+    else if (fencingToken !== undefined && error) this.events.termEnded(group, id, leadMs ?? 0, error as LeadershipLostError);
     if (candidacy.state !== 'failed') return;
     this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
     const rejoin = this.rejoins.get(candidacy.path) ?? { backoff: new Backoff(REJOIN_AFTER_MS, MAX_REJOIN_AFTER_MS), afterMs: 0 };
