@@ -177,7 +177,8 @@ export class ZkConnection implements ZkConnectionLike {
    */
   session(signal?: AbortSignal): Promise<ZkSessionApi> {
     const current = this.slot.current;
-    if (this.refusal && (!current || current.lost.aborted)) return Promise.reject(this.refusal);
+    if (current && !current.lost.aborted) return Promise.resolve(current); // every acquire: one call
+    if (this.refusal) return Promise.reject(this.refusal);
     return this.slot.session(signal);
   }
 
