@@ -89,7 +89,7 @@ export class GrantedLock implements LockHandle {
   /**
    * Makes this holder revocable: it listens for a release request written into its node (`'notify'`:
    * `releaseRequested` aborts; `'release'`: the lock is taken away at once, `signal` aborting with
-   * LockLostError reason `revoked`), and for its node deleted by a forced release (the lock is lost).
+   * LockLostError reason `taken-away`), and for its node deleted by a forced release (the lock is lost, reason `deleted`).
    */
   watchForRelease(onRequest: 'notify' | 'release'): void {
     if (this.state !== 'held' || this.requests?.watch) return;
@@ -107,7 +107,7 @@ export class GrantedLock implements LockHandle {
       },
       deleted: () => {
         if (this.state !== 'held') return;
-        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'revoked'));
+        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'deleted'));
       },
     });
   }
@@ -209,14 +209,14 @@ export class GrantedLock implements LockHandle {
 
   /**
    * Takes the lock away from a holder that is still running (at shutdown, or at a release request
-   * it was told to obey): its signal aborts with a LockLostError (reason `revoked`) saying why, then
+   * it was told to obey): its signal aborts with a LockLostError (reason `taken-away`) saying why, then
    * the node is released. Not the CLI's `revoke`, which only asks a holder to release (see
    * release-request.ts).
    */
   async takeAway(detail: string): Promise<void> {
     if (this.state !== 'held') return;
     this.takenAway = true;
-    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'revoked'));
+    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'taken-away'));
     await this.release();
   }
 

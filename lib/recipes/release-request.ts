@@ -26,7 +26,7 @@ import { RELEASE_REQUEST } from './release-watch.js';
 export interface ReleaseRequestOptions {
   /**
    * After this many ms, delete the node of every holder that has not released: the lock is taken
-   * from it. A revocable holder of this library learns it at once (its signal aborts, reason `revoked`).
+   * from it. A revocable holder of this library learns it at once (its signal aborts, reason `deleted`).
    * @default undefined (only asked, never forced)
    */
   forceAfterMs?: number;
