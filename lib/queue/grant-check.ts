@@ -21,7 +21,7 @@ export type GrantCheck = 'trusted' | 'session-ended' | 'stopped';
 export function checkGrant(session: ZkSessionApi, stop: AbortSignal): GrantCheck {
   if (session.lost.aborted) return 'session-ended';
   if (stop.aborted) return 'stopped';
-  if (!session.checkLease()) return 'session-ended'; // ends the session when the lease has run out
+  if (!session.lease.checkNow()) return 'session-ended'; // ends the session when the lease has run out
   return 'trusted';
 }
 
@@ -37,8 +37,9 @@ export interface HistoryFloor {
 
 /** The floor before a create under `parent`. Copied: the watermark updates its record of the queue in place. */
 export function historyFloor(session: ZkSessionApi, parent: string): HistoryFloor {
-  const seen = session.queueSeen(parent);
-  return { zxid: session.highestZxid, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
+  const { watermark } = session;
+  const seen = watermark.queues.get(parent);
+  return { zxid: watermark.highest, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
 }
 
 /**

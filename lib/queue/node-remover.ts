@@ -1,6 +1,7 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
+import { readChildren } from '../zookeeper/session-retry.js';
 
 /** What a holder handing its lock on writes into its node, in the transaction that deletes it. */
 const RELEASED = Buffer.alloc(0);

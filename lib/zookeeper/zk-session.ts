@@ -1,11 +1,11 @@
-import { type NativeClient, type NativeHandle, pingAnsweredAt } from './native-client.js';
+import { type NativeClient, type NativeHandle, pingAnsweredAt } from './native-handle.js';
 import { PathWatch, type WatcherCount } from './path-watch.js';
 import { SessionLease } from './session-lease.js';
-import { SessionRequests } from './session-requests.js';
+import { EXISTS, SessionRequests } from './session-requests.js';
 import type { LockLossReason } from '../errors.js';
 import { ZK_CODES, ZkConnectionLossError, type ZkSessionAuthError, ZkSessionLostError } from './zk-errors.js';
 import type { NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
-import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
+import { ZxidWatermark } from './zxid-watermark.js';
 
 /**
  * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
@@ -15,7 +15,8 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
   readonly id: string;
   private readonly watches = new Map<string, PathWatch>();
   protected handle: NativeHandle;
-  protected readonly lease: SessionLease;
+  /** Handed out as a field: holders and the grant check call it directly, on every acquire. */
+  readonly lease: SessionLease;
   /** The waiters still waiting on this session's watches (see syncWatchLease). */
   private liveWatchers = 0;
   /** The watches hold the lease (waiters keep it renewed, see syncWatchLease). */
@@ -39,14 +40,14 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
      */
     private readonly onSocketDropped: (session: ZkSession) => void = () => undefined,
     /** The connection's highest zxid seen, which every answer with a Stat raises. */
-    protected readonly watermark: ZxidWatermark = new ZxidWatermark(),
+    readonly watermark: ZxidWatermark = new ZxidWatermark(),
   ) {
     super();
     this.handle = clientHandle.native;
     this.id = this.handle.client_id;
     this.lease = new SessionLease(
       leaseLengthMs,
-      () => this.call<void>('exists', '/', (done) => this.handle.a_exists('/', false, (rc) => done(rc, undefined))),
+      () => this.call<void>('exists', '/', EXISTS),
       (silentMs) =>
         this.onEnded(
           this,
@@ -78,43 +79,6 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
   /** The native handle the session runs on now. */
   get client(): NativeClient {
     return this.clientHandle;
-  }
-
-  get leaseValidUntil(): number {
-    return this.lease.validUntil;
-  }
-
-  leaseValidAt(now: number): number {
-    return this.lease.untilAt(now);
-  }
-
-  get leaseMs(): number {
-    return this.lease.lengthMs;
-  }
-
-  /** Renewal reads the lease has sent. */
-  get leaseProbes(): number {
-    return this.lease.probes;
-  }
-
-  retainLease(): void {
-    this.lease.retain();
-  }
-
-  releaseLease(): void {
-    this.lease.release();
-  }
-
-  checkLease(): boolean {
-    return this.lease.checkNow();
-  }
-
-  get highestZxid(): number {
-    return this.watermark.highest;
-  }
-
-  queueSeen(path: string): QueueSeen | undefined {
-    return this.watermark.queue(path);
   }
 
   /** Called by ZkConnection: ends the session for its users. Idempotent. */
@@ -165,12 +129,12 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
       this.watches.set(path, created);
       // The default watcher: its events name the path (see the constructor). Only the version is
       // kept of the Stat.
-      const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
+      const answer = this.call<WatchedStat | null>('watchNode', path, (reply) =>
         this.handle.a_get(path, true, (rc, _msg, stat) => {
           if (rc === ZK_CODES.NONODE) {
             this.fireWatch(path, created, 'deleted'); // nothing to watch: no watch was left
-            done(0, null);
-          } else done(rc, rc === 0 ? { version: stat.version } : null);
+            reply(0, undefined, null);
+          } else reply(rc, undefined, rc === 0 ? { version: stat.version } : null);
         }),
       );
       created.arming(answer, () => this.fireWatch(path, created, 'unknown'));
@@ -217,7 +181,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
     this.watches.delete(watch.path);
     // Best effort, and nobody waits for it: ZNOWATCHER when the watch fired meanwhile; a connection
     // lost first leaves the watch until it fires or the session ends, as before.
-    this.call<void>('removeWatches', watch.path, (done) => this.handle.a_remove_data_watches(watch.path, (rc) => done(rc, undefined))).catch(
+    this.call<void>('removeWatches', watch.path, (reply) => this.handle.a_remove_data_watches(watch.path, reply)).catch(
       () => undefined,
     );
   }
