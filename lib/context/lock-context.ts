@@ -73,11 +73,6 @@ export function runInNewLockContext<T>(fn: () => T, owner?: () => string | undef
   return storage.run(new LockContext(owner), fn);
 }
 
-/** Runs `fn` in the current context, or in a fresh one when there is none. */
-export function runInLockContext<T>(fn: () => T, owner?: () => string): T {
-  return storage.getStore() ? fn() : storage.run(new LockContext(owner), fn);
-}
-
 /** Runs `fn` outside any context: what it acquires is its own, as in a script. */
 export function runOutsideLockContext<T>(fn: () => T): T {
   return storage.exit(fn);
