@@ -4,6 +4,9 @@ import { ZkNodeExistsError, ZkNoNodeError } from './zk-errors.js';
 import type { ZkAcl } from './zk-acl.js';
 import type { ChildList, NodeData, ZkSessionApi } from './zk-session-api.js';
 
+// The reads and creates the recipes repeat through connection loss, each with its answer for a
+// missing node (untilAnswered, the loop itself, is in session-lifecycle.ts, beside whenConnected).
+
 export const EMPTY_STAT: ZkStat = {
   czxid: 0,
   mzxid: 0,
