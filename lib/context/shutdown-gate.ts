@@ -7,21 +7,22 @@ const SHUTTING_DOWN = Symbol('the application is shutting down');
 const TAKEN_AWAY_BECAUSE = 'the application is shutting down';
 
 /**
- * What shutdown does to one LockService's locks, at the gate where new locks are taken from
- * ZooKeeper (LockAcquirer.newLock): the locks taken, refusing new ones once shutdown began, the
+ * What shutdown does to one LockService's locks: the locks taken, refusing new ones once shutdown began, the
  * holders' grace period, then taking what is left away (GrantedLock.takeAway); and it tells the
  * callers still waiting that the service closed (LockServiceClosedError). LockService drives it
  * (`begin`, `finish`); no Nest in here.
  *
- * An acquire reads and writes the three fields below itself (`closing`, `held`, `allReleased`:
- * LockAcquirer.newLock, adopt and forget), so that a lock taken and given back calls nothing here.
+ * An acquire reads and writes the three fields below itself, so that a lock taken and given back
+ * calls nothing here: `closing` refuses a new lock (LockAcquirer.take and holder, ReentrantLocks'
+ * acquire in a context) and makes a late grant a lock to take away (LockAcquirer's adopt); `held`
+ * and `allReleased` are kept by adopt and forget.
  */
 export class ShutdownGate {
   /** The locks taken from ZooKeeper and held now: added at the grant, deleted at their end (GrantedLock's onEnd). */
   readonly held = new Set<GrantedLock>();
   /** Set while `begin` waits for the holders: called when the last of `held` ends. */
   allReleased: (() => void) | undefined;
-  /** Shutdown has begun: no new lock (assertOpen). Set only here. */
+  /** Shutdown has begun: no new lock. Set only here. */
   closing = false;
   /**
    * Ends the waits still queued at shutdown when the connection is supplied: closing a session of

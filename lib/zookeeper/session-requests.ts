@@ -113,6 +113,10 @@ export abstract class SessionRequests extends SessionLifecycle {
       const sentAt = performance.now();
       const reply: Reply = (rc, _msg, first, second) => {
         if (rc === 0 || serverAnswered(rc)) this.lease.answered(sentAt);
+        // What the servers showed counts even when the caller gave up waiting (a late answer): the
+        // history floor of the next session must not be lower than what this process saw.
+        if (rc === 0 && send === GET_CHILDREN) this.watermark.see(second as ZkStat, path);
+        else if (rc === 0 && send === GET_DATA) this.watermark.see(first as ZkStat);
         if (settled) return;
         if (rc !== 0) return request.fail(zkError(rc, op, path));
         settled = true;
@@ -121,10 +125,8 @@ export abstract class SessionRequests extends SessionLifecycle {
           case CREATE:
             return resolve(first as T);
           case GET_CHILDREN:
-            this.watermark.see(second as ZkStat, path);
             return resolve({ children: first, stat: second } as T);
           case GET_DATA:
-            this.watermark.see(first as ZkStat);
             return resolve({ data: (second as Buffer | null) ?? EMPTY_DATA, stat: first } as T);
           case GET_ACL:
             return resolve(((first as NativeAcl[] | null) ?? []).map((e) => ({ scheme: e.scheme, id: e.auth, perms: e.perms })) as T);

@@ -80,7 +80,7 @@ export interface Lease {
 /**
  * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.
  * When the session ends, `lost` aborts and every pending or later operation rejects with
- * ZkSessionLostError. A new session is a new object (see ZkConnection).
+ * ZkSessionLostError. A new session is a new object (see SessionHandles.open).
  */
 export interface ZkSessionApi {
   /** The server-assigned session id, hex. Unique per session, so it can mark a session's nodes. */

@@ -8,8 +8,8 @@ import type { NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from './zk-sess
 import { ZxidWatermark } from './zxid-watermark.js';
 
 /**
- * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
- * connection state changes; it never reconnects by itself.
+ * Implements ZkSessionApi over one native handle. SessionHandles (the connection's handles) creates
+ * it and tells it when the connection state changes; it never reconnects by itself.
  */
 export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherCount {
   readonly id: string;
@@ -23,7 +23,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
   private watchesHoldLease = false;
 
   constructor(
-    /** The native handle the session runs on; ZkConnection can move it to another (`adoptHandle`). */
+    /** The native handle the session runs on; SessionHandles can move it to another (`adoptHandle`). */
     private clientHandle: NativeClient,
     /** Negotiated session timeout in ms. */
     readonly timeoutMs: number,
@@ -81,7 +81,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
     return this.clientHandle;
   }
 
-  /** Called by ZkConnection: ends the session for its users. Idempotent. */
+  /** Called by SessionHandles and SessionSlot: ends the session for its users. Idempotent. */
   markLost(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void {
     if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail, end, refusal);
@@ -97,7 +97,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
   }
 
   /**
-   * Called by ZkConnection when the handle dropped its socket, before it closes that handle: the
+   * Called by SessionHandles when the handle dropped its socket, before it closes that handle: the
    * requests in flight on it fail with a connection loss (they may or may not have reached the
    * server, as on any dropped connection), so that its closing answers nobody twice. Its watches go
    * with it: every waiter is woken, once the session runs on its next handle (`adoptHandle`), to look
