@@ -19,11 +19,13 @@ export class ZkLockError extends Error {
  * - `session-expired`: the server expired the session;
  * - `disconnected`: disconnected for the whole session timeout (with no lock in use, so no lease);
  * - `closed`: the connection was closed by the application;
- * - `revoked`: taken away: at shutdown after shutdownGraceMs, at another service's release request
- *   (`onReleaseRequest: 'release'`), or its node deleted by a forced release request;
+ * - `taken-away`: this service took it from a holder still running: at shutdown after
+ *   shutdownGraceMs, or at another service's release request (`onReleaseRequest: 'release'`);
+ * - `deleted`: its node was deleted by someone else (a forced release request, or by hand);
+ * - `given-up`: a leader's term ended because this instance resigned or left the election;
  * - `session-ended`: another end of the session (no new handle could resume it).
  */
-export type LockLossReason = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'revoked' | 'session-ended';
+export type LockLossReason = 'lease-expired' | 'session-expired' | 'disconnected' | 'closed' | 'taken-away' | 'deleted' | 'given-up' | 'session-ended';
 
 /** What a client refused for want of authentication should be given (a refused lock operation). */
 export const AUTHENTICATION_ADVICE =

@@ -63,7 +63,7 @@ export type LeadershipEnd = 'lost' | 'resigned' | 'left';
 /**
  * This instance no longer leads the group: the leader's `signal` aborts with it, and `assertHeld`
  * throws it. A LockLostError, so code that handles lost locks handles it too; `end` says whether it
- * was lost or given up, `reason` how (`revoked` when given up).
+ * was lost or given up, `reason` how (`given-up` when given up).
  */
 export class LeadershipLostError extends LockLostError {
   constructor(

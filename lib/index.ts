@@ -30,7 +30,7 @@ export type {
   LockSkipReason,
   LockConnectionEvent,
   LockElectedEvent,
-  LockRevokedEvent,
+  LockTermEndedEvent,
   LockSessionInfo,
   ElectionInfo,
 } from './events/lock-event-types.js';

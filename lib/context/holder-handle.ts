@@ -45,29 +45,37 @@ export class HolderHandle implements LockHandle {
   private released = false;
   /** The minimum hold's end (`performance.now()`'s clock), 0 without one. */
   private readonly holdUntil: number;
+  /** The context's entry this holder counts in; undefined for a lock taken outside any context. */
+  private readonly share: ContextShare | undefined;
+  /** The context already held this lock, or was taking it for another holder: ZooKeeper was not asked. */
+  readonly reentrant: boolean;
 
+  /**
+   * One holder of `lock`; with `context`, one more holder of it in that context, under `key` (the
+   * request's: its slot and lock) with a semaphore's `permits`.
+   */
   constructor(
     readonly lock: GrantedLock,
-    /** The context's entry this holder counts in; undefined for a lock taken outside any context. */
-    private readonly share: ContextShare | undefined,
-    /** The context already held this lock, or was taking it for another holder: ZooKeeper was not asked. */
-    readonly reentrant: boolean,
     private readonly hooks: ReleaseHooks = NO_HOOKS,
+    context?: HeldLocks,
+    key = '',
+    permits?: number,
   ) {
     // Made at the grant (or the join): the minimum hold counts from here.
     this.holdUntil = hooks.minimumHold ? performance.now() + hooks.minimumHold.ms : 0;
-  }
-
-  /** Registers one more holder of `lock` in `context`, under `key` (its slot and resource). */
-  static join(context: HeldLocks, key: string, lock: GrantedLock, permits?: number, hooks?: ReleaseHooks): HolderHandle {
+    if (!context) {
+      this.share = undefined;
+      this.reentrant = false;
+      return;
+    }
     let entry = context.held.get(key);
-    const reentrant = entry?.lock === lock;
-    if (!entry || !reentrant) {
+    this.reentrant = entry?.lock === lock;
+    if (!entry || !this.reentrant) {
       entry = { lock, holders: 0, permits };
       context.held.set(key, entry);
     }
     entry.holders += 1;
-    return new HolderHandle(lock, { context, key, entry }, reentrant, hooks);
+    this.share = { context, key, entry };
   }
 
   get resource(): string {
@@ -103,10 +111,11 @@ export class HolderHandle implements LockHandle {
     const { hooks, share } = this;
     // Outside any context, without a minimum hold: the lock's own release (a failed one may be retried), reported.
     if (!share && !hooks.minimumHold) return this.reported(this.lock.release());
-    if (this.released) return Promise.reject(new LockNotHeldError(this.resource));
+    if (this.released) return Promise.reject(new LockNotHeldError(this.lock.resource));
     this.released = true;
     if (hooks.minimumHold) return hooks.minimumHold.holds.releaseAt(this.lock, this.holdUntil, () => this.giveBack());
-    return this.reported(this.releaseShare(share!)); // (no minimum hold: then it has a share)
+    const releasing = this.releaseShare(share!); // (no minimum hold: then it has a share)
+    return hooks.onReleased ? this.reported(releasing) : releasing;
   }
 
   /** The hold count, then the report. */
@@ -128,13 +137,14 @@ export class HolderHandle implements LockHandle {
 
   private async releaseShare({ context, key, entry }: ContextShare): Promise<void> {
     entry.holders -= 1;
+    const { signal } = this.lock;
     if (entry.holders > 0) {
-      if (this.signal.aborted) throw this.signal.reason;
+      if (signal.aborted) throw signal.reason;
       return;
     }
     const registered = context.held.get(key) === entry;
     if (registered) context.held.delete(key);
-    if (this.signal.aborted) throw this.signal.reason; // lost or taken away: nothing left to release
+    if (signal.aborted) throw signal.reason; // lost or taken away: nothing left to release
     try {
       await this.lock.release();
     } catch (error) {

@@ -10,14 +10,13 @@
  * lets go; two holders asking at once share one ZooKeeper node.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { IncompatibleLockError, LockUpgradeError } from '../errors.js';
+import { IncompatibleLockError, LockServiceClosedError, LockUpgradeError } from '../errors.js';
 import type { GrantedLock } from '../recipes/granted-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
-import type { LockHandle } from '../recipes/lock-handle.js';
 import { Stopper } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
-import type { NewLocks } from './new-lock.js';
 import { type HeldEntry, HolderHandle, type ReleaseHooks } from './holder-handle.js';
+import type { ShutdownGate } from './shutdown-gate.js';
 import { DEFAULT_LAYOUT } from '../queue/layouts.js';
 
 /** Who owns which lock: one request's or call's locks, and the acquires it has in flight. */
@@ -50,8 +49,9 @@ export class LockContext {
 /**
  * Keys a context's locks. `scope` names the LockService: two services (two clusters, or two root
  * paths) lock different things under the same resource name, so they never share a held lock.
+ * (LockAcquirer.check writes it out for LockRequest.key.)
  */
-function contextKey(scope: string, slot: LockSlot, lockId: string): string {
+export function contextKey(scope: string, slot: LockSlot, lockId: string): string {
   return `${scope}:${slot}:${lockId}`;
 }
 
@@ -60,19 +60,18 @@ const ALL_SLOTS: readonly LockSlot[] = ['write', 'exclusive', 'read', 'simple', 
 
 const storage = new AsyncLocalStorage<LockContext>();
 
-/** The context of the current request or decorated call, if any. */
-export function currentLockContext(): LockContext | undefined {
-  return storage.getStore();
-}
+/**
+ * The lock contexts of requests and calls. Read through `currentLockContext`; LockAcquirer.withLock
+ * runs in them directly (runByLockContextPolicy's rule), with no closure per call.
+ */
+export const lockContexts: Pick<AsyncLocalStorage<LockContext>, 'getStore' | 'run'> = storage;
+
+/** The context of the current request or decorated call, if any (AsyncLocalStorage's own getStore, bound). */
+export const currentLockContext: () => LockContext | undefined = storage.getStore.bind(storage);
 
 /** Runs `fn` in a fresh context. */
 export function runInNewLockContext<T>(fn: () => T, owner?: () => string | undefined): T {
   return storage.run(new LockContext(owner), fn);
-}
-
-/** Runs `fn` in the current context, or in a fresh one when there is none. */
-export function runInLockContext<T>(fn: () => T, owner?: () => string): T {
-  return storage.getStore() ? fn() : storage.run(new LockContext(owner), fn);
 }
 
 /** Runs `fn` outside any context: what it acquires is its own, as in a script. */
@@ -91,6 +90,12 @@ export function runByLockContextPolicy<T>(policy: 'join' | 'new', fn: () => T, o
   return storage.run(new LockContext(owner ?? (outer && (() => outer.owner))), fn);
 }
 
+/** Where a lock the context cannot answer comes from: ZooKeeper, through the recipes (LockAcquirer.newLock). */
+export interface NewLockSource {
+  /** A new lock for `request`, its node naming `owner`; with `under`, a read taken under that held write (a downgrade). */
+  newLock(request: LockRequest, tryOnly: boolean, owner: string | undefined, under: GrantedLock | undefined): Promise<GrantedLock | null>;
+}
+
 /**
  * The reentrancy rules of one LockService inside lock contexts: a request the context can answer
  * itself (it holds the lock, or is already waiting for it) never reaches ZooKeeper twice; a read asked
@@ -100,72 +105,50 @@ export function runByLockContextPolicy<T>(policy: 'join' | 'new', fn: () => T, o
 export class ReentrantLocks {
   constructor(
     private readonly scope: string,
-    /** Where a lock the context cannot answer comes from: ZooKeeper, through the recipes. */
-    private readonly newLocks: NewLocks,
+    private readonly source: NewLockSource,
+    /** Refuses new locks (and joins of acquires in flight) once shutdown has begun. */
+    private readonly gate: ShutdownGate,
   ) {}
 
   /**
-   * The lock for `request`: from the current context when it can answer, else from ZooKeeper.
-   * Outside any context, straight to ZooKeeper, keeping no async call of its own while it waits.
-   * @throws LockServiceClosedError synchronously, outside a context, once shutdown has begun
-   *   (callers turn it into a rejection: rejectOnThrow).
+   * The lock for `request` in `context`: the context answers when it can (each rule is looked at
+   * only when the context holds or waits for something), else a new lock from ZooKeeper that
+   * holders of the context asking meanwhile share.
    */
-  acquire(request: LockRequest, tryOnly: boolean): Promise<LockHandle | null> {
-    const context = currentLockContext();
-    if (context) return this.acquireInContext(context, request, tryOnly);
-    this.newLocks.gate.assertOpen(request.resource);
-    return this.newLocks.acquire(request, tryOnly, request.owner, undefined);
-  }
-
-  /**
-   * As `acquire`, always as a HolderHandle, for a caller that hooks its release (events and spans,
-   * a minimum hold): outside any context too.
-   */
-  acquireHolder(request: LockRequest, tryOnly: boolean, hooks: ReleaseHooks): Promise<HolderHandle | null> {
-    const context = currentLockContext();
-    if (context) return this.acquireInContext(context, request, tryOnly, hooks);
-    this.newLocks.gate.assertOpen(request.resource);
-    return this.newLocks.acquire(request, tryOnly, request.owner, undefined).then((lock) => lock && new HolderHandle(lock, undefined, false, hooks));
-  }
-
-  private async acquireInContext(context: LockContext, request: LockRequest, tryOnly: boolean, hooks?: ReleaseHooks): Promise<HolderHandle | null> {
-    const key = contextKey(this.scope, request.slot, request.lockId);
+  async acquire(context: LockContext, request: LockRequest, tryOnly: boolean, hooks: ReleaseHooks | undefined): Promise<HolderHandle | null> {
+    const { key, resource } = request;
     if (request.layout !== DEFAULT_LAYOUT) this.assertOneKind(context, request);
     // Synchronous unless there is something to wait for, so that an acquire registers itself as
     // pending before the caller can start the next one (Promise.all of a write and a read).
-    const ownWrite = this.ownWriteFirst(context, request);
+    const ownWrite = context.pending.size === 0 ? undefined : this.ownWriteFirst(context, request);
     if (ownWrite) await ownWrite;
-    const joined = this.joinHeld(context, key, request, hooks);
+    const joined = context.held.size === 0 ? undefined : this.joinHeld(context, request, hooks);
     if (joined) return joined;
-    this.newLocks.gate.assertOpen(request.resource);
+    if (this.gate.closing) throw new LockServiceClosedError(resource);
     const shared = context.pending.get(key);
     const { permits } = request.kind;
+    // A read under the context's own live write is a downgrade.
+    const under = request.slot === 'read' ? context.live(this.scope, 'write', request.lockId)?.lock : undefined;
     if (tryOnly) {
       if (shared) return null; // this context is still waiting for it: not free right now
-      const lock = await this.acquireNew(context, request, true);
-      return lock && HolderHandle.join(context, key, lock, permits, hooks);
+      const lock = await this.source.newLock(request, true, request.owner ?? context.owner, under);
+      return lock && new HolderHandle(lock, hooks, context, key, permits);
     }
     if (shared) {
       // Two holders in one context asking at once share one queue entry (each within its own limits).
       if (shared.permits !== permits) {
-        throw new IncompatibleLockError(request.resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
+        throw new IncompatibleLockError(resource, `this context is waiting for it as a semaphore of ${shared.permits} permits, not ${permits}`);
       }
-      return HolderHandle.join(context, key, sameReleaseMode(await waitShared(shared.lock, request), request), permits, hooks);
+      return new HolderHandle(sameReleaseMode(await waitShared(shared.lock, request), request), hooks, context, key, permits);
     }
-    const acquiring = this.acquireNew(context, request, false) as Promise<GrantedLock>;
+    const acquiring = this.source.newLock(request, false, request.owner ?? context.owner, under) as Promise<GrantedLock>;
     context.pending.set(key, { lock: acquiring, permits });
     // This await is the acquire's first reaction: pending is cleared before a holder that shares it hears.
     try {
-      return HolderHandle.join(context, key, await acquiring, permits, hooks);
+      return new HolderHandle(await acquiring, hooks, context, key, permits);
     } finally {
       if (context.pending.get(key)?.lock === acquiring) context.pending.delete(key);
     }
-  }
-
-  /** A new lock from ZooKeeper; a read asked under the context's own live write is a downgrade. */
-  private acquireNew(context: LockContext, request: LockRequest, tryOnly: boolean): Promise<GrantedLock | null> {
-    const write = request.slot === 'read' ? context.live(this.scope, 'write', request.lockId) : undefined;
-    return this.newLocks.acquire(request, tryOnly, request.owner ?? context.owner, write?.lock);
   }
 
   /**
@@ -234,14 +217,14 @@ export class ReentrantLocks {
   }
 
   /** The context's own lock that answers this request at once, or undefined to ask ZooKeeper. */
-  private joinHeld(context: LockContext, key: string, request: LockRequest, hooks: ReleaseHooks | undefined): HolderHandle | undefined {
+  private joinHeld(context: LockContext, request: LockRequest, hooks: ReleaseHooks | undefined): HolderHandle | undefined {
     const { resource, slot, lockId } = request;
     const entry = context.live(this.scope, slot, lockId);
     if (entry) {
       if (slot === 'semaphore' && entry.permits !== request.kind.permits) {
         throw new IncompatibleLockError(resource, `this context holds it as a semaphore of ${entry.permits} permits, not ${request.kind.permits}`);
       }
-      return HolderHandle.join(context, key, sameReleaseMode(entry.lock, request), entry.permits, hooks);
+      return new HolderHandle(sameReleaseMode(entry.lock, request), hooks, context, request.key, entry.permits);
     }
     if (slot === 'write' && context.live(this.scope, 'read', lockId)) throw new LockUpgradeError(resource);
     return undefined;

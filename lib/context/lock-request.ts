@@ -1,12 +1,14 @@
-/** What a caller asks for one acquire (AcquireOptions, LockTarget), and the checked LockRequest the lock context works with. */
+/**
+ * What a caller asks for one acquire (AcquireOptions, LockTarget), and the checked LockRequest the
+ * lock context works with (LockAcquirer.check resolves it).
+ */
 import { InvalidOptionsError, shown } from '../errors.js';
-import { type LockKindOptions, validateLockKind } from '../recipes/lock-kind.js';
+import type { LockKindOptions } from '../recipes/lock-kind.js';
 import { checkMs } from '../shared/durations.js';
-import { DEFAULT_LAYOUT, type LockLayout, validateLayout } from '../queue/layouts.js';
-import { validateZkPath } from '../zookeeper/paths.js';
+import type { LockLayout } from '../queue/layouts.js';
 
 /** Longest `owner` a caller may give, in UTF-8 bytes (lock nodes stay small). */
-const MAX_OWNER_BYTES = 512;
+export const MAX_OWNER_BYTES = 512;
 /** Longer automatic owner labels (a long URL) are cut to this many characters. */
 const AUTO_OWNER_CHARS = 200;
 
@@ -82,7 +84,7 @@ export interface AcquireOptions extends LockKindOptions, LockPlacement {
    * Makes the lock revocable: its holder listens for a release request from another service
    * (LockService.requestRelease, `nestjs-zk-lock revoke`, Curator's `Revoker.attemptRevoke`).
    * `'notify'`: the handle's `releaseRequested` signal aborts and the holder decides; `'release'`:
-   * the lock is released at once and its `signal` aborts (LockLostError, reason `revoked`), so the
+   * the lock is released at once and its `signal` aborts (LockLostError, reason `taken-away`), so the
    * next holder may start before this one stops (guard writes with the fencing token). A holder
    * whose node is deleted by a forced request learns it lost the lock either way. A downgraded read
    * is revocable on its own. A holder that joins a lock its context holds shares that lock's
@@ -115,6 +117,8 @@ export interface LockRequest {
   /** Tells locks apart in a lock context: the resource in our layout, else the layout and the path or resource. */
   readonly lockId: string;
   readonly slot: LockSlot;
+  /** The lock's key in a lock context (LockContext.held, pending): the LockService's scope, the slot and the lockId. */
+  readonly key: string;
   readonly kind: LockKindOptions;
   readonly waitTimeoutMs: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -128,48 +132,6 @@ export interface LockRequest {
 export interface RequestDefaults {
   readonly waitTimeoutMs: number | undefined;
   readonly layout: LockLayout;
-}
-
-/** Checks a caller's acquire options and resolves the defaults. */
-export function checkRequest(resource: string, kind: LockKindOptions & LockPlacement, options: AcquireOptions, defaults: RequestDefaults): LockRequest {
-  // Each check runs only for an option given (a plain withLock passes none): options are checked once, here.
-  if (kind.mode !== undefined || kind.permits !== undefined) validateLockKind(kind);
-  if (options.owner !== undefined && (typeof options.owner !== 'string' || Buffer.byteLength(options.owner) > MAX_OWNER_BYTES)) {
-    throw new InvalidOptionsError('owner', `must be a string of at most ${MAX_OWNER_BYTES} UTF-8 bytes (it is stored in the lock node)`);
-  }
-  const layout = (kind.layout !== undefined && validateLayout(kind.layout)) || defaults.layout;
-  const zkPath = kind.zkPath === undefined ? undefined : validateZkPath(kind.zkPath);
-  return {
-    resource,
-    layout,
-    zkPath,
-    lockId: lockIdOf(resource, layout, zkPath),
-    slot: slotOf(kind, layout),
-    kind: { mode: kind.mode, permits: kind.permits },
-    waitTimeoutMs: options.waitTimeoutMs === undefined ? defaults.waitTimeoutMs : validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs'),
-    signal: options.signal,
-    owner: options.owner,
-    onReleaseRequest: options.onReleaseRequest === undefined ? undefined : validateReleaseMode(options.onReleaseRequest),
-    holdAtLeastMs: options.holdAtLeastMs === undefined ? 0 : (checkMs(options.holdAtLeastMs, 'holdAtLeastMs') ?? 0),
-  };
-}
-
-/** Which context slot a kind of lock occupies: in our layout exclusive and write are one lock, so one slot. */
-function slotOf(kind: LockKindOptions, layout: LockLayout): LockSlot {
-  if (kind.permits !== undefined) return 'semaphore';
-  if (kind.mode === 'read') return 'read';
-  if (kind.mode === 'simple') return 'simple';
-  if (kind.mode === 'write' || layout === DEFAULT_LAYOUT) return 'write';
-  return 'exclusive';
-}
-
-/**
- * The lock a request names, as a lock context tells locks apart: `r<resource>` for a resource in
- * our layout; else the layout, a NUL, and the zkPath (it starts with `/`) or `r<resource>`.
- */
-export function lockIdOf(resource: string, layout: LockLayout, zkPath: string | undefined): string {
-  if (layout === DEFAULT_LAYOUT && zkPath === undefined) return `r${resource}`;
-  return `${layout}\u0000${zkPath ?? `r${resource}`}`;
 }
 
 /** Checks `lockContext`; the default is `'join'`. */

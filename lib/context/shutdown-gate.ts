@@ -7,22 +7,29 @@ const SHUTTING_DOWN = Symbol('the application is shutting down');
 const TAKEN_AWAY_BECAUSE = 'the application is shutting down';
 
 /**
- * What shutdown does to one LockService's locks, at the gate where new locks are taken from
- * ZooKeeper (NewLocks): it counts the locks taken, refuses new ones once shutdown began, gives the
- * holders their grace period, then takes what is left away (GrantedLock.takeAway); and it tells the
+ * What shutdown does to one LockService's locks: the locks taken, refusing new ones once shutdown began, the
+ * holders' grace period, then taking what is left away (GrantedLock.takeAway); and it tells the
  * callers still waiting that the service closed (LockServiceClosedError). LockService drives it
  * (`begin`, `finish`); no Nest in here.
+ *
+ * An acquire reads and writes the three fields below itself, so that a lock taken and given back
+ * calls nothing here: `closing` refuses a new lock (LockAcquirer.take and holder, ReentrantLocks'
+ * acquire in a context) and makes a late grant a lock to take away (LockAcquirer's adopt); `held`
+ * and `allReleased` are kept by adopt and forget.
  */
 export class ShutdownGate {
-  private readonly held = new Set<GrantedLock>();
-  private allReleased: (() => void) | undefined;
-  private closing = false;
+  /** The locks taken from ZooKeeper and held now: added at the grant, deleted at their end (GrantedLock's onEnd). */
+  readonly held = new Set<GrantedLock>();
+  /** Set while `begin` waits for the holders: called when the last of `held` ends. */
+  allReleased: (() => void) | undefined;
+  /** Shutdown has begun: no new lock. Set only here. */
+  closing = false;
   /**
    * Ends the waits still queued at shutdown when the connection is supplied: closing a session of
    * our own ends them, but a supplied connection outlives the service. Only their acquires carry it,
    * so a wait with neither timeout nor signal keeps its controller-free path on our own session.
    */
-  private readonly stopWaits: AbortController | undefined;
+  readonly stopWaits: AbortController | undefined;
 
   constructor(
     private readonly graceMs: number,
@@ -35,12 +42,6 @@ export class ShutdownGate {
       setMaxListeners(0, this.stopWaits.signal); // one listener per waiting call, however many
     }
   }
-
-  /** A lock's end (released, taken away or lost): it no longer counts. Given to the recipes as `onEnd`. */
-  readonly forget = (lock: GrantedLock): void => {
-    this.held.delete(lock);
-    if (this.held.size === 0) this.allReleased?.();
-  };
 
   /** How many locks taken from ZooKeeper are held now. */
   get heldCount(): number {
@@ -58,12 +59,12 @@ export class ShutdownGate {
     return caller ? AbortSignal.any([caller, this.stopWaits.signal]) : this.stopWaits.signal;
   }
 
-  /** Counts a lock just granted among those shutdown must release. */
-  adopt(lock: GrantedLock): void {
-    this.held.add(lock);
-    // Asked for before shutdown began and granted after: the grace period holds for it too, then it
-    // is taken away (shutdown may have found nothing held and gone on already).
-    if (this.closing) setTimeout(() => void this.takeAway(lock), this.graceMs).unref();
+  /**
+   * A lock asked for before shutdown began and granted after (already in `held`): the grace period
+   * holds for it too, then it is taken away (shutdown may have found nothing held and gone on already).
+   */
+  grantedLate(lock: GrantedLock): void {
+    setTimeout(() => void this.takeAway(lock), this.graceMs).unref();
   }
 
   /**

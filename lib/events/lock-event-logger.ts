@@ -27,7 +27,7 @@ export function logLockEvents(
   level: LockEventLogLevel,
 ): Subscription {
   return events$.subscribe((event) => {
-    if (event.type === 'lost' || (event.type === 'revoked' && event.end === 'lost')) logger.warn(describeLockEvent(event));
+    if (event.type === 'lost' || (event.type === 'term-ended' && event.end === 'lost')) logger.warn(describeLockEvent(event));
     else if (event.type !== 'connection' || event.state !== 'lost') logger[level](describeLockEvent(event));
   });
 }
@@ -61,7 +61,7 @@ export function describeLockEvent(event: LockEvent): string {
           : `Skipped a run: this tick already ran under ${lockOf(event)}`;
     case 'elected':
       return `Elected leader of "${event.group}" as ${event.participantId} after ${ms(event.waitMs)}, fencing token ${event.fencingToken}`;
-    case 'revoked':
+    case 'term-ended':
       return `${event.error.message} (led ${ms(event.leadMs)})`;
   }
 }

@@ -140,8 +140,8 @@ export interface LockElectedEvent {
  * This instance's term of leadership ended: lost as a lock is lost, or given up (resign, close,
  * shutdown). Its `signal` had aborted with `error` before this event.
  */
-export interface LockRevokedEvent {
-  readonly type: 'revoked';
+export interface LockTermEndedEvent {
+  readonly type: 'term-ended';
   readonly group: string;
   readonly participantId: string;
   readonly fencingToken: string;
@@ -149,7 +149,7 @@ export interface LockRevokedEvent {
   readonly leadMs: number;
   /** `lost`, `resigned` or `left`. */
   readonly end: LeadershipEnd;
-  /** How: the lock's loss reason, or `revoked` when given up. */
+  /** How: the lock's loss reason, or `given-up` when resigned or left. */
   readonly reason: LockLossReason;
   readonly error: LeadershipLostError;
   readonly timestamp: number;
@@ -167,7 +167,7 @@ export type LockEvent =
   | LockReleaseRequestedEvent
   | LockSkippedEvent
   | LockElectedEvent
-  | LockRevokedEvent
+  | LockTermEndedEvent
   | LockConnectionEvent;
 
 export type LockEventType = LockEvent['type'];

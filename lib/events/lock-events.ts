@@ -1,13 +1,11 @@
 import { Observable, Subject } from 'rxjs';
 import type { HolderHandle, ReleaseHooks } from '../context/holder-handle.js';
-import type { ReentrantLocks } from '../context/lock-context.js';
-import type { LockHandle } from '../recipes/lock-handle.js';
 import { type LeadershipLostError, LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
-import type { LockKindOptions, LockMode } from '../recipes/lock-kind.js';
+import type { LockKindOptions } from '../recipes/lock-kind.js';
 import type { LockEvent, LockEventTarget, LockSkippedEvent, LockSkipReason } from './lock-event-types.js';
-import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';
+import { type AcquireSpan, eventModeOf, type HoldSpan, type LockTracing } from './lock-tracing.js';
 
 /**
  * The event stream of one LockService, and its spans when OpenTelemetry is there. Nothing is built,
@@ -16,27 +14,35 @@ import type { AcquireSpan, HoldSpan, LockTracing } from './lock-tracing.js';
 export class LockEvents {
   private readonly subject = new Subject<LockEvent>();
   private subscribers = 0;
+  /**
+   * Someone subscribes to events$. A field, set when subscribers come and go, so that an acquire
+   * reads it and calls nothing here while no one listens.
+   */
+  observed = false;
+  /** Someone subscribes, or OpenTelemetry may record spans: emit events when this is true (a field, as `observed`). */
+  watched: boolean;
 
-  constructor(private readonly tracing?: LockTracing) {}
+  constructor(
+    /** Spans, when `@opentelemetry/api` is installed and tracing is not off. */
+    readonly tracing?: LockTracing,
+  ) {
+    this.watched = tracing !== undefined;
+  }
 
   /** Hot and synchronous: events are delivered while the lock call runs; none are replayed. */
   readonly events$: Observable<LockEvent> = new Observable<LockEvent>((subscriber) => {
-    this.subscribers += 1;
+    this.counted(1);
     const subscription = this.subject.subscribe(subscriber);
     return () => {
-      this.subscribers -= 1;
+      this.counted(-1);
       subscription.unsubscribe();
     };
   });
 
-  /** Someone subscribes to events$. */
-  get observed(): boolean {
-    return this.subscribers > 0;
-  }
-
-  /** Someone subscribes, or OpenTelemetry may record spans: emit events when this is true. */
-  get watched(): boolean {
-    return this.subscribers > 0 || this.tracing !== undefined;
+  private counted(change: 1 | -1): void {
+    this.subscribers += change;
+    this.observed = this.subscribers > 0;
+    this.watched = this.observed || this.tracing !== undefined;
   }
 
   /** Delivers `event` to the subscribers, and to the active span when it is a span event. */
@@ -65,40 +71,25 @@ export class LockEvents {
     if (this.watched) this.emit({ type: 'elected', group, participantId, fencingToken, waitMs, timestamp: Date.now() });
   }
 
-  /** This instance's term of leadership of `group` ended (see LockRevokedEvent). */
-  revoked(group: string, participantId: string, leadMs: number, error: LeadershipLostError): void {
+  /** This instance's term of leadership of `group` ended (see LockTermEndedEvent). */
+  termEnded(group: string, participantId: string, leadMs: number, error: LeadershipLostError): void {
     if (!this.watched) return;
-    this.emit({ type: 'revoked', group, participantId, fencingToken: error.fencingToken, leadMs, end: error.end, reason: error.reason, error, timestamp: Date.now() });
+    this.emit({ type: 'term-ended', group, participantId, fencingToken: error.fencingToken, leadMs, end: error.end, reason: error.reason, error, timestamp: Date.now() });
   }
 
   /**
-   * Runs one acquire (`locks.acquireHolder`) with events and spans around it: requested, then its
-   * outcome; the handle returned reports its release (its last release hook, after `hooks`), and its lock's loss.
-   * Called synchronously by the caller, whose async context is the spans' parent.
+   * Runs one acquire (`acquisition.holder`) with events and spans around it: requested, then its
+   * outcome; the handle returned reports its release (its last release hook, after `hooks`), and its
+   * lock's loss. The caller calls it only when someone listens (`observed`) or `span` records (it
+   * opened it synchronously, in its async context: the spans' parent).
    */
-  observe(
-    request: LockRequest,
-    tryOnly: boolean,
-    owner: string | undefined,
-    locks: ReentrantLocks,
-    /** The caller's own release hooks (a minimum hold): a HolderHandle even when nothing records. */
-    hooks: ReleaseHooks | undefined,
-  ): Promise<LockHandle | null> {
-    const { permits } = request.kind;
-    const target: Omit<LockEventTarget, 'timestamp'> = { resource: request.resource, mode: eventModeOf(request.kind), permits, owner };
-    const span = this.tracing?.startAcquire(target, request, tryOnly);
-    // Nothing records this one (the API without an SDK, or not sampled): the bare acquire, with no
-    // async frame of this method kept while it waits.
-    if (!span && !this.observed) return hooks ? locks.acquireHolder(request, tryOnly, hooks) : locks.acquire(request, tryOnly);
-    return this.follow(target, span, request, tryOnly, locks, hooks);
-  }
-
-  private async follow(
+  async observe(
     target: Omit<LockEventTarget, 'timestamp'>,
     span: AcquireSpan | undefined,
     request: LockRequest,
     tryOnly: boolean,
-    locks: ReentrantLocks,
+    acquisition: HolderSource,
+    /** The caller's own release hooks (a minimum hold). */
     hooks: ReleaseHooks | undefined,
   ): Promise<HolderHandle | null> {
     if (this.observed) this.emit({ type: 'requested', ...target, tryOnly, timestamp: Date.now() });
@@ -110,7 +101,7 @@ export class LockEvents {
     };
     let handle: HolderHandle | null;
     try {
-      handle = await locks.acquireHolder(request, tryOnly, { minimumHold: hooks?.minimumHold, onReleased });
+      handle = await acquisition.holder(request, tryOnly, { minimumHold: hooks?.minimumHold, onReleased });
     } catch (error) {
       const waitMs = performance.now() - started;
       span?.failed(waitMs, error);
@@ -190,7 +181,7 @@ interface HeldCourse {
   readonly reentrant: boolean;
 }
 
-/** How events name a kind of lock: its mode, or `'semaphore'` when it has permits. */
-function eventModeOf(kind: LockKindOptions): LockMode | 'semaphore' {
-  return kind.permits === undefined ? (kind.mode ?? 'exclusive') : 'semaphore';
+/** Where `observe` gets its handle: the acquisition (LockAcquirer.holder), always a HolderHandle so that its release is reported. */
+export interface HolderSource {
+  holder(request: LockRequest, tryOnly: boolean, hooks: ReleaseHooks): Promise<HolderHandle | null>;
 }

@@ -1,6 +1,7 @@
 import { LockAbortedError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockRequest } from '../context/lock-request.js';
 import type { LockEvent, LockEventTarget } from './lock-event-types.js';
+import type { LockKindOptions, LockMode } from '../recipes/lock-kind.js';
 import { loadOtelApi, type OtelApi, type OtelAttributes, type OtelContext, type OtelSpan, type OtelTracer } from './otel-api.js';
 
 /** The instrumentation scope of every span and span event the library records. */
@@ -24,9 +25,9 @@ function spanEventOf(event: LockEvent): { name: string; attributes: OtelAttribut
       return { name: 'lock.skipped', attributes: { 'lock.resource': event.resource, 'lock.mode': event.mode, 'lock.skip_reason': event.reason } };
     case 'elected':
       return { name: 'lock.elected', attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.fencing_token': event.fencingToken } };
-    case 'revoked':
+    case 'term-ended':
       return {
-        name: 'lock.revoked',
+        name: 'lock.term_ended',
         attributes: { 'lock.group': event.group, 'lock.participant': event.participantId, 'lock.leadership_end': event.end, 'lock.loss_reason': event.reason },
       };
     default:
@@ -162,4 +163,9 @@ function markFailed(api: OtelApi, span: OtelSpan, error: unknown): void {
   span.setAttributes({ 'error.type': error instanceof Error ? error.name : typeof error });
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+/** How events and spans name a kind of lock: its mode, or `'semaphore'` when it has permits. */
+export function eventModeOf(kind: LockKindOptions): LockMode | 'semaphore' {
+  return kind.permits === undefined ? (kind.mode ?? 'exclusive') : 'semaphore';
 }

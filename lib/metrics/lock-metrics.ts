@@ -1,6 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import { InvalidOptionsError } from '../errors.js';
-import type { LockElectedEvent, LockEvent, LockRevokedEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
+import type { LockElectedEvent, LockEvent, LockTermEndedEvent, LockSessionInfo, LockSkipReason } from '../events/lock-event-types.js';
 import type { ConnectionState } from '../zookeeper/zk-connection-like.js';
 import { Counter, escapeLabel, header, Histogram, type HistogramSnapshot } from './metric-series.js';
 
@@ -84,7 +84,7 @@ export class LockMetrics {
   private readonly skippedByReason: Record<LockSkipReason, number> = { busy: 0, 'ran-this-tick': 0, 'not-leader': 0 };
   private readonly sessionsLost = new Counter('zk_session_lost_total', 'ZooKeeper sessions lost.', false);
   private readonly elected = new Counter('lock_leadership_elected_total', 'Terms of leadership this instance began (by group).');
-  private readonly revoked = new Counter('lock_leadership_revoked_total', 'Terms of leadership that ended: lost, resigned or left (by group and end).');
+  private readonly termsEnded = new Counter('lock_leadership_terms_ended_total', 'Terms of leadership that ended: lost, resigned or left (by group and end).');
   private readonly failuresByName = new Map<string, number>();
   private readonly wait: Histogram;
   private readonly hold: Histogram;
@@ -116,7 +116,7 @@ export class LockMetrics {
       this.lastState = event.state === 'reconnected' ? 'connected' : event.state === 'lost' ? 'connecting' : event.state;
       return;
     }
-    if (event.type === 'elected' || event.type === 'revoked') return this.recordLeadership(event);
+    if (event.type === 'elected' || event.type === 'term-ended') return this.recordLeadership(event);
     const mode = `mode="${event.mode}"`;
     switch (event.type) {
       case 'acquired':
@@ -151,10 +151,10 @@ export class LockMetrics {
     }
   }
 
-  private recordLeadership(event: LockElectedEvent | LockRevokedEvent): void {
+  private recordLeadership(event: LockElectedEvent | LockTermEndedEvent): void {
     const group = `group="${escapeLabel(event.group)}"`;
     if (event.type === 'elected') this.elected.inc(group);
-    else this.revoked.inc(`${group},end="${event.end}"`);
+    else this.termsEnded.inc(`${group},end="${event.end}"`);
   }
 
   snapshot(): LockMetricsSnapshot {
@@ -180,7 +180,7 @@ export class LockMetrics {
   prometheus(): string {
     const live = this.source?.sessionInfo();
     const lines: string[] = [];
-    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.skipped, this.sessionsLost, this.elected, this.revoked]) {
+    for (const counter of [this.acquired, this.reentrant, this.released, this.timeouts, this.aborted, this.failures, this.lost, this.skipped, this.sessionsLost, this.elected, this.termsEnded]) {
       counter.write(lines, this.prefix);
     }
     this.wait.write(lines, this.prefix);

@@ -32,7 +32,7 @@ export interface DistributedLockOptions extends LockKindOptions {
   /**
    * Makes the lock revocable by other services (LockService.requestRelease, `nestjs-zk-lock revoke`,
    * Curator's `Revoker.attemptRevoke`). `'release'`: a request takes the lock away at once and aborts
-   * the method's lock signal (`heldLock(resource).signal`, LockLostError reason `revoked`): the method
+   * the method's lock signal (`heldLock(resource).signal`, LockLostError reason `taken-away`): the method
    * should stop, and the next holder may start before it has (guard its writes with the fencing
    * token). `'notify'`: only `heldLock(resource).releaseRequested` aborts; the method decides,
    * and the lock is released when it ends.

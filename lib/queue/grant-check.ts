@@ -20,6 +20,6 @@ export type GrantCheck = 'trusted' | 'session-ended' | 'stopped';
 export function checkGrant(session: ZkSessionApi, stop: AbortSignal): GrantCheck {
   if (session.lost.aborted) return 'session-ended';
   if (stop.aborted) return 'stopped';
-  if (!session.checkLease()) return 'session-ended'; // ends the session when the lease has run out
+  if (!session.lease.checkNow()) return 'session-ended'; // ends the session when the lease has run out
   return 'trusted';
 }

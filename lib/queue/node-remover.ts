@@ -1,6 +1,7 @@
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
+import { readChildren } from '../zookeeper/session-retry.js';
 
 /** Deletes lock nodes on every way out: release, timeout, abort, a grant nobody wants any more. */
 export class NodeRemover {

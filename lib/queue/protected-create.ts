@@ -110,8 +110,9 @@ export class ProtectedCreate {
     const { parent, name, mode, marker, readBack } = node;
     const path = `${parent}/${name}`;
     // What was seen before (copied: the watermark updates its record of the queue in place).
-    const seen = readBack === 'children' ? session.queueSeen(parent) : undefined;
-    const floor: HistoryFloor = { zxid: session.highestZxid, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
+    const { watermark } = session;
+    const seen = readBack === 'children' ? watermark.queues.get(parent) : undefined;
+    const floor: HistoryFloor = { zxid: watermark.highest, czxid: seen?.czxid ?? 0, cversion: seen?.cversion ?? 0 };
     for (;;) {
       if (!session.connected) await session.whenConnected(stop);
       progress.createSent = true;

@@ -1,6 +1,6 @@
 import { ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
 import type { NodeRemover } from './node-remover.js';
 import type { ProtectedCreate } from './protected-create.js';
 import type { SessionSource } from './queue.types.js';

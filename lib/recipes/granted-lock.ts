@@ -2,7 +2,7 @@ import { InvalidOptionsError, LockLostError, LockNotHeldError, LockReleaseReques
 import { ReleaseWatch } from './release-watch.js';
 import type { LockHandle } from './lock-handle.js';
 import { ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import { untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import type { QueueGrant } from '../queue/queue.types.js';
 
@@ -101,7 +101,7 @@ export class GrantedLock implements LockHandle {
   ) {
     this.fencingToken = grant.fencingToken;
     // Released exactly once: on a confirmed release or on the loss, whichever ends the hold.
-    grant.session.retainLease();
+    grant.session.lease.retain();
     this.forgetSession = grant.session.onLost(() => this.lose());
   }
 
@@ -110,7 +110,7 @@ export class GrantedLock implements LockHandle {
    * else; -Infinity once released or lost. The session's lease (see SessionLease).
    */
   get validUntil(): number {
-    return this.state === 'held' ? this.grant.session.leaseValidUntil : Number.NEGATIVE_INFINITY;
+    return this.state === 'held' ? this.grant.session.lease.validUntil : Number.NEGATIVE_INFINITY;
   }
 
   get signal(): AbortSignal {
@@ -125,7 +125,7 @@ export class GrantedLock implements LockHandle {
   /**
    * Makes this holder revocable: it listens for a release request written into its node (`'notify'`:
    * `releaseRequested` aborts; `'release'`: the lock is taken away at once, `signal` aborting with
-   * LockLostError reason `revoked`), and for its node deleted by a forced release (the lock is lost).
+   * LockLostError reason `taken-away`), and for its node deleted by a forced release (the lock is lost, reason `deleted`).
    */
   watchForRelease(onRequest: 'notify' | 'release'): void {
     if (this.state !== 'held' || this.requests?.watch) return;
@@ -143,7 +143,7 @@ export class GrantedLock implements LockHandle {
       },
       deleted: () => {
         if (this.state !== 'held') return;
-        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'revoked'));
+        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'deleted'));
       },
     });
   }
@@ -180,20 +180,20 @@ export class GrantedLock implements LockHandle {
   isHeld(): boolean {
     if (this.state !== 'held' || this.takenAway) return false;
     const now = performance.now();
-    return now < this.grant.session.leaseValidAt(now);
+    return now < this.grant.session.lease.untilAt(now);
   }
 
   assertHeld(forMs = 0): void {
-    const { session } = this.grant;
+    const { lease } = this.grant.session;
     const now = performance.now();
-    const validUntil = session.leaseValidAt(now);
+    const validUntil = lease.untilAt(now);
     if (this.state === 'held' && !this.takenAway && now + forMs < validUntil) return;
     if (this.signal.aborted) throw this.signal.reason as LockLostError;
     if (this.state !== 'held') throw new LockNotHeldError(this.resource);
-    if (forMs >= session.leaseMs) {
+    if (forMs >= lease.lengthMs) {
       throw new InvalidOptionsError(
         'forMs',
-        `asks assertHeld for ${Math.round(forMs)} ms, but this session's lease is ${Math.round(session.leaseMs)} ms long ` +
+        `asks assertHeld for ${Math.round(forMs)} ms, but this session's lease is ${Math.round(lease.lengthMs)} ms long ` +
           '(the session timeout the server granted, less leaseMarginMs), so it never has that much left: ask for ' +
           'what the protected write needs, well under the lease, or raise sessionTimeoutMs (a server caps it at 20 ticks)',
       );
@@ -202,7 +202,7 @@ export class GrantedLock implements LockHandle {
       this.resource,
       this.fencingToken,
       now < validUntil
-        ? `its lease has ${Math.round(validUntil - now)} ms left, less than the ${Math.round(forMs)} ms asked for (each answer from ZooKeeper renews it to ${Math.round(session.leaseMs)} ms, and it is renewed before half of it is gone: ask for less than half)`
+        ? `its lease has ${Math.round(validUntil - now)} ms left, less than the ${Math.round(forMs)} ms asked for (each answer from ZooKeeper renews it to ${Math.round(lease.lengthMs)} ms, and it is renewed before half of it is gone: ask for less than half)`
         : 'its lease ran out (no answer from ZooKeeper for a while)',
       'lease-expired',
     );
@@ -240,20 +240,20 @@ export class GrantedLock implements LockHandle {
     // Local state is cleared only now: the delete is confirmed.
     this.state = 'released';
     this.forgetSession();
-    this.grant.session.releaseLease();
+    this.grant.session.lease.release();
     this.onEnd(this);
   }
 
   /**
    * Takes the lock away from a holder that is still running (at shutdown, or at a release request
-   * it was told to obey): its signal aborts with a LockLostError (reason `revoked`) saying why, then
+   * it was told to obey): its signal aborts with a LockLostError (reason `taken-away`) saying why, then
    * the node is released. Not the CLI's `revoke`, which only asks a holder to release (see
    * release-request.ts).
    */
   async takeAway(detail: string): Promise<void> {
     if (this.state !== 'held') return;
     this.takenAway = true;
-    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'revoked'));
+    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'taken-away'));
     await this.release();
   }
 
@@ -268,7 +268,7 @@ export class GrantedLock implements LockHandle {
       this.lostController.abort(reason ?? new LockLostError(this.resource, this.fencingToken, detail, cause?.end ?? 'session-ended'));
     }
     if (reason) this.forgetSession(); // (the session's own end calls this from its listener)
-    this.grant.session.releaseLease();
+    this.grant.session.lease.release();
     this.onEnd(this);
   }
 }

@@ -106,7 +106,7 @@ export class LeaderTerm implements LeaderHandle {
   async giveUp(end: 'resigned' | 'left'): Promise<void> {
     if (this.controller.signal.aborted) return void (await this.ended); // ending already: the signal aborts first thing
     const detail = end === 'resigned' ? 'this instance resigned' : 'this instance left the election';
-    const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'revoked', end);
+    const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'given-up', end);
     this.controller.abort(error);
     if (this.roles.size > 0) await settledWithin([...this.roles], this.graceMs);
     await this.deleteNode();

@@ -20,7 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueueConflictError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
-import { readChildren, readNode, untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
+import { readChildren, readNode } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import { checkGrant } from '../queue/grant-check.js';
 import type { LockDriver } from '../queue/lock-driver.js';

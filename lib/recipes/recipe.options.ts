@@ -59,7 +59,7 @@ export interface RecipeAcquireOptions {
    * Makes the lock revocable: its holder listens for a release request written into its node
    * (LockService.requestRelease, Curator's `Revoker.attemptRevoke`). `'notify'`: the handle's
    * `releaseRequested` signal aborts and the holder decides; `'release'`: the lock is released at
-   * once and its `signal` aborts (LockLostError, reason `revoked`). Either way a holder whose node is
+   * once and its `signal` aborts (LockLostError, reason `taken-away`). Either way a holder whose node is
    * deleted by a forced request learns it lost the lock.
    * @default undefined (not revocable: requests are not heard; a forced one is noticed at release)
    */

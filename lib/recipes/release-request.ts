@@ -14,7 +14,8 @@ import { ENTRY_KIND, type QueueEntry } from '../queue/queue-entry.js';
 import { lockHoldersAt } from '../queue/lock-holders.js';
 import { leasePoolOf, type LockLayout } from '../queue/layouts.js';
 import { ZkConnectionLossError, ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
-import { readChildren, untilAnswered } from '../zookeeper/session-retry.js';
+import { untilAnswered } from '../zookeeper/session-lifecycle.js';
+import { readChildren } from '../zookeeper/session-retry.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { checkMs } from '../shared/durations.js';
@@ -25,7 +26,7 @@ import { RELEASE_REQUEST } from './release-watch.js';
 export interface ReleaseRequestOptions {
   /**
    * After this many ms, delete the node of every holder that has not released: the lock is taken
-   * from it. A revocable holder of this library learns it at once (its signal aborts, reason `revoked`).
+   * from it. A revocable holder of this library learns it at once (its signal aborts, reason `deleted`).
    * @default undefined (only asked, never forced)
    */
   forceAfterMs?: number;

@@ -15,7 +15,8 @@ import { Backoff } from '../shared/backoff.js';
  * at shutdown.
  */
 export class ElectionRegistry {
-  private readonly byPath = new Map<string, Election>();
+  /** By group path. Read by LockAcquirer.check: while it is empty, no lock is looked up as an election. */
+  readonly byPath = new Map<string, Election>();
   /** How long after a failure the election of a path is joined anew: REJOIN_AFTER_MS, doubling while it keeps failing. */
   private readonly rejoins = new Map<string, { backoff: Backoff; afterMs: number }>();
   /** Shutdown has begun: no election is joined any more. */
@@ -71,7 +72,6 @@ export class ElectionRegistry {
    * @throws IncompatibleLockError
    */
   assertNotElection(resource: string, zkPath: string | undefined): void {
-    if (this.byPath.size === 0) return;
     const election = this.byPath.get(this.runtime.pathFor(resource, zkPath));
     if (election && election.state !== 'closed') {
       throw new IncompatibleLockError(
@@ -101,7 +101,7 @@ export class ElectionRegistry {
   private report(candidacy: Candidacy, { leader, fencingToken, waitMs, leadMs, error }: LeadershipChange): void {
     const { group, id } = candidacy;
     if (leader) this.events.elected(group, id, fencingToken!, waitMs ?? 0);
-    else if (fencingToken !== undefined && error) this.events.revoked(group, id, leadMs ?? 0, error as LeadershipLostError);
+    else if (fencingToken !== undefined && error) this.events.termEnded(group, id, leadMs ?? 0, error as LeadershipLostError);
     if (candidacy.state !== 'failed') return;
     this.log.error(`Election "${group}" stopped: this instance no longer takes part. ${String(error)}`);
     const rejoin = this.rejoins.get(candidacy.path) ?? { backoff: new Backoff(REJOIN_AFTER_MS, MAX_REJOIN_AFTER_MS), afterMs: 0 };

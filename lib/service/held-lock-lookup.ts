@@ -1,10 +1,11 @@
 import { currentLockContext, type ReentrantLocks } from '../context/lock-context.js';
 import { leadershipInScope } from '../context/leadership-scope.js';
-import { type LockPlacement, lockIdOf } from '../context/lock-request.js';
+import type { LockPlacement } from '../context/lock-request.js';
 import { type LockLayout, validateLayout } from '../queue/layouts.js';
 import type { HeldLock } from '../recipes/lock-handle.js';
 import { validateZkPath } from '../zookeeper/paths.js';
 import type { ElectionRegistry } from './election-registry.js';
+import { lockIdOf } from './lock-acquirer.js';
 
 /**
  * LockService.heldLock: the lock the current context holds on `resource` (by its lock id, then by

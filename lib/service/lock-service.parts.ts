@@ -1,9 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { InvalidOptionsError, shown } from '../errors.js';
 import { validateWaitTimeout } from '../context/lock-request.js';
-import { ReentrantLocks } from '../context/lock-context.js';
 import { ShutdownGate } from '../context/shutdown-gate.js';
-import { NewLocks } from '../context/new-lock.js';
 import { MinimumHolds } from '../context/minimum-holds.js';
 import { type LockEventLogLevel, logEventsLevel, logLockEvents } from '../events/lock-event-logger.js';
 import { LockEvents } from '../events/lock-events.js';
@@ -73,8 +71,8 @@ export function lockServiceParts(options: ZkLockModuleOptions, logger: Logger): 
   });
   const holds = new MinimumHolds((error) => logger.warn(`Releasing a lock after its minimum hold failed: ${String(error)}`));
   const elections = new ElectionRegistry(recipes.runtime, events, recipes.layout, shutdownGraceMs, logger);
-  const reentrantLocks = new ReentrantLocks(`s${++services}`, new NewLocks(recipes, shutdown));
-  const acquirer = new LockAcquirer({ waitTimeoutMs: defaultWaitTimeoutMs, layout: recipes.layout }, reentrantLocks, events, holds, elections);
+  const defaults = { waitTimeoutMs: defaultWaitTimeoutMs, layout: recipes.layout };
+  const acquirer = new LockAcquirer(defaults, `s${++services}`, recipes, shutdown, events, holds, elections);
   const detach: (() => void)[] = [];
   const logLevel = logEventsLevel(options.logEvents);
   const logging = logLevel && logLockEvents(events.events$, logger, logLevel);

@@ -6,7 +6,7 @@ import type { NativeClient } from './native-client.js';
 const RESOLVE_AGAIN_MS = 1000;
 const SESSION_EVENT = -1;
 
-/** What the tracker needs of the connection it serves (ZkConnection). */
+/** What the tracker needs of the connection it serves (SessionHandles). */
 export interface TrackedConnection {
   /** The handle the session runs on now, if any. */
   readonly client: NativeClient | undefined;
@@ -14,7 +14,7 @@ export interface TrackedConnection {
   useAddresses(resolved: ResolvedHosts): void;
   /** Looks a connect string's names up (resolveHosts, with whatever the connection learns from it). */
   resolve(connectString: string): Promise<ResolvedHosts>;
-  /** The config read on `client` failed with this result code (the first request of each connection: see ZkConnection). */
+  /** The config read on `client` failed with this result code (the first request of each connection: see SessionHandles). */
   refused?(client: NativeClient, rc: number): void;
 }
 

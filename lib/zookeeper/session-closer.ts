@@ -41,7 +41,7 @@ export class SessionCloser {
       return;
     }
     // The send met a reset connection: the C client dropped its socket and cannot go on with this
-    // handle (see ZkSession.call), so it is closed and the session resumed only to be closed.
+    // handle (see SessionRequests.call), so it is closed and the session resumed only to be closed.
     if (handle.native.state === SOCKET_DROPPED_STATE) finish(true);
   }
 

@@ -1,3 +1,5 @@
+import type { Lease } from './zk-session-api.js';
+
 /**
  * A session's lease: until when this process may act as the holder of the session's locks.
  *
@@ -24,7 +26,7 @@
  * else. How often it renews changes nothing of that: the lease always runs from the send time of an
  * answered request.
  */
-export class SessionLease {
+export class SessionLease implements Lease {
   /** Send time of the latest answered request; -Infinity before the first answer. */
   private lastContact = Number.NEGATIVE_INFINITY;
   private users = 0;

@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { waitInSet } from '../shared/promises.js';
+import { ZkConnectionLossError } from './zk-errors.js';
+import type { ZkSessionApi } from './zk-session-api.js';
 
 /**
  * What every session implementation (the native one, the testing kit's in-memory one) shares: whether
@@ -9,16 +11,14 @@ import { waitInSet } from '../shared/promises.js';
 export abstract class SessionLifecycle {
   connected = true;
   private readonly lostController = new AbortController();
+  /** Aborted, with the session's end as its reason, when the session ends. */
+  readonly lost: AbortSignal = this.lostController.signal;
   private connectWaiters = new Set<() => void>();
   private readonly lostListeners = new Set<() => void>();
 
   constructor() {
     // Every held lock and every waiter listens for the session's end: many listeners are expected.
     setMaxListeners(0, this.lostController.signal);
-  }
-
-  get lost(): AbortSignal {
-    return this.lostController.signal;
   }
 
   /** The connection dropped or came back (the session lives on while disconnected). */
@@ -36,7 +36,8 @@ export abstract class SessionLifecycle {
       return () => undefined;
     }
     this.lostListeners.add(listener);
-    return () => this.lostListeners.delete(listener);
+    // Set.delete bound to the listener: every holder takes one, so it is the set's own function.
+    return this.lostListeners.delete.bind(this.lostListeners, listener);
   }
 
   whenConnected(signal?: AbortSignal): Promise<void> {
@@ -61,5 +62,21 @@ export abstract class SessionLifecycle {
     const listeners = [...this.lostListeners];
     this.lostListeners.clear();
     for (const listener of listeners) listener();
+  }
+}
+
+/**
+ * Runs a request until it gets an answer: after each connection loss, waits for the connection to
+ * come back (or `stop`, or the session's end) and sends it again. Only for requests that are safe
+ * to repeat.
+ */
+export async function untilAnswered<T>(session: ZkSessionApi, stop: AbortSignal | undefined, send: () => Promise<T>): Promise<T> {
+  for (;;) {
+    if (!session.connected) await session.whenConnected(stop);
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof ZkConnectionLossError)) throw error;
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { CREATE_FLAGS, MULTI_OPS, type NativeHandle, type NativeMultiOp, SOCKET_DROPPED_STATE } from './native-client.js';
+import { CREATE_FLAGS, MULTI_OPS, type NativeAcl, type NativeHandle, type NativeMultiOp, SOCKET_DROPPED_STATE, type ZkStat } from './native-handle.js';
 import type { SessionLease } from './session-lease.js';
 import { SessionLifecycle } from './session-lifecycle.js';
 import type { ZkAcl } from './zk-acl.js';
@@ -11,6 +11,25 @@ const SEND_RETRY_PAUSE_MS = 10;
 const EMPTY_DATA = Buffer.alloc(0);
 
 /**
+ * A request named by data: `call` sends it and shapes its answer itself, so that a request costs no
+ * closure of its own (the lock's create, listing and delete run on every acquire). A request the
+ * table does not cover (a watch) passes a function that sends it and answers `reply(rc, _, value)`.
+ */
+export const EXISTS = 0;
+const CREATE = 1;
+const GET_CHILDREN = 2;
+const GET_DATA = 3;
+const GET_ACL = 4;
+const SET_ACL = 5;
+const SET_DATA = 6;
+const DELETE = 7;
+const MULTI = 8;
+type Send = typeof EXISTS | typeof CREATE | typeof GET_CHILDREN | typeof GET_DATA | typeof GET_ACL | typeof SET_ACL | typeof SET_DATA | typeof DELETE | typeof MULTI;
+
+/** The binding's completion: the code, then the answer's parts, which differ by request. */
+export type Reply = (rc: number, msg?: unknown, first?: unknown, second?: unknown) => void;
+
+/**
  * A native session's requests: each sent on the current handle, settled once from its reply or the
  * session's end, its answer renewing the lease. ZkSession adds the watches and the handle's changes.
  */
@@ -18,55 +37,39 @@ export abstract class SessionRequests extends SessionLifecycle {
   /** The requests in flight, failed when the session ends or its handle is replaced. */
   protected readonly pending = new Set<PendingRequest>();
   protected abstract handle: NativeHandle;
-  protected abstract readonly lease: SessionLease;
-  protected abstract readonly watermark: ZxidWatermark;
+  abstract readonly lease: SessionLease;
+  abstract readonly watermark: ZxidWatermark;
   /** A reply showed the session is over: it is ended and replaced. */
   protected abstract ended(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void;
   /** The C client dropped its socket inside a request (see `call`). */
   protected abstract socketDropped(): void;
 
   create(path: string, data: Buffer | string, mode: CreateMode, acl?: readonly ZkAcl[]): Promise<string> {
-    return this.call<string>('create', path, (done) =>
-      acl && acl.length > 0
-        ? this.handle.a_create_acl(path, data, CREATE_FLAGS[mode], nativeAcl(acl), (rc, _msg, created) => done(rc, created))
-        : this.handle.a_create(path, data, CREATE_FLAGS[mode], (rc, _msg, created) => done(rc, created)),
-    );
+    return this.call<string>('create', path, CREATE, data, mode, acl);
   }
 
   getChildren(path: string): Promise<ChildList> {
-    return this.call<ChildList>('getChildren', path, (done) =>
-      this.handle.a_get_children2(path, false, (rc, _msg, children, stat) => {
-        if (rc === 0) this.watermark.see(stat, path);
-        done(rc, { children, stat });
-      }),
-    );
+    return this.call<ChildList>('getChildren', path, GET_CHILDREN);
   }
 
   getData(path: string): Promise<NodeData> {
-    return this.call<NodeData>('getData', path, (done) =>
-      this.handle.a_get(path, false, (rc, _msg, stat, data) => {
-        if (rc === 0) this.watermark.see(stat);
-        done(rc, { data: data ?? EMPTY_DATA, stat });
-      }),
-    );
+    return this.call<NodeData>('getData', path, GET_DATA);
   }
 
   getAcl(path: string): Promise<ZkAcl[]> {
-    return this.call<ZkAcl[]>('getAcl', path, (done) =>
-      this.handle.a_get_acl(path, (rc, _msg, acl) => done(rc, (acl ?? []).map((e) => ({ scheme: e.scheme, id: e.auth, perms: e.perms })))),
-    );
+    return this.call<ZkAcl[]>('getAcl', path, GET_ACL);
   }
 
   setAcl(path: string, acl: readonly ZkAcl[]): Promise<void> {
-    return this.call<void>('setAcl', path, (done) => this.handle.a_set_acl(path, -1, nativeAcl(acl), (rc) => done(rc, undefined)));
+    return this.call<void>('setAcl', path, SET_ACL, acl);
   }
 
   setData(path: string, data: Buffer): Promise<void> {
-    return this.call<void>('setData', path, (done) => this.handle.a_set(path, data, -1, (rc) => done(rc, undefined)));
+    return this.call<void>('setData', path, SET_DATA, data);
   }
 
   delete(path: string): Promise<void> {
-    return this.call<void>('delete', path, (done) => this.handle.a_delete_(path, -1, (rc) => done(rc, undefined)));
+    return this.call<void>('delete', path, DELETE);
   }
 
   multi(ops: readonly MultiOp[]): Promise<void> {
@@ -82,11 +85,14 @@ export abstract class SessionRequests extends SessionLifecycle {
           return { type: MULTI_OPS.delete, path: op.path };
       }
     });
-    return this.call<void>('multi', multiPath(ops), (done) => this.handle.a_multi(native, (rc) => done(rc, undefined)));
+    return this.call<void>('multi', multiPath(ops), MULTI, native);
   }
 
-  /** Sends one request; settles once, from the reply or from the session ending, whichever is first. */
-  protected call<T>(op: string, path: string, send: (done: (rc: number, value: T) => void) => number): Promise<T> {
+  /**
+   * Sends one request (`send` and its arguments `a`, `b`, `c`, see Send); settles once, from the
+   * reply or from the session ending, whichever is first.
+   */
+  protected call<T>(op: string, path: string, send: Send | ((reply: Reply) => number), a?: unknown, b?: unknown, c?: unknown): Promise<T> {
     if (this.lost.aborted) return Promise.reject(this.lost.reason as Error);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
@@ -105,16 +111,66 @@ export abstract class SessionRequests extends SessionLifecycle {
       this.pending.add(request);
       // Taken before the send: the server hears of the request after this, whenever it goes out.
       const sentAt = performance.now();
+      const reply: Reply = (rc, _msg, first, second) => {
+        if (rc === 0 || serverAnswered(rc)) this.lease.answered(sentAt);
+        // What the servers showed counts even when the caller gave up waiting (a late answer): the
+        // history floor of the next session must not be lower than what this process saw.
+        if (rc === 0 && send === GET_CHILDREN) this.watermark.see(second as ZkStat, path);
+        else if (rc === 0 && send === GET_DATA) this.watermark.see(first as ZkStat);
+        if (settled) return;
+        if (rc !== 0) return request.fail(zkError(rc, op, path));
+        settled = true;
+        this.pending.delete(request);
+        switch (send) {
+          case CREATE:
+            return resolve(first as T);
+          case GET_CHILDREN:
+            return resolve({ children: first, stat: second } as T);
+          case GET_DATA:
+            return resolve({ data: (second as Buffer | null) ?? EMPTY_DATA, stat: first } as T);
+          case GET_ACL:
+            return resolve(((first as NativeAcl[] | null) ?? []).map((e) => ({ scheme: e.scheme, id: e.auth, perms: e.perms })) as T);
+          default:
+            return resolve((typeof send === 'function' ? first : undefined) as T);
+        }
+      };
+      const handle = this.handle;
       let sent: number;
       try {
-        sent = send((rc, value) => {
-          if (rc === 0 || serverAnswered(rc)) this.lease.answered(sentAt);
-          if (settled) return;
-          if (rc !== 0) return request.fail(zkError(rc, op, path));
-          settled = true;
-          this.pending.delete(request);
-          resolve(value);
-        });
+        switch (send) {
+          case EXISTS:
+            sent = handle.a_exists(path, false, reply);
+            break;
+          case CREATE: {
+            const acl = c as readonly ZkAcl[] | undefined;
+            const flags = CREATE_FLAGS[b as CreateMode];
+            sent = acl && acl.length > 0 ? handle.a_create_acl(path, a as Buffer | string, flags, nativeAcl(acl), reply) : handle.a_create(path, a as Buffer | string, flags, reply);
+            break;
+          }
+          case GET_CHILDREN:
+            sent = handle.a_get_children2(path, false, reply);
+            break;
+          case GET_DATA:
+            sent = handle.a_get(path, false, reply);
+            break;
+          case GET_ACL:
+            sent = handle.a_get_acl(path, reply);
+            break;
+          case SET_ACL:
+            sent = handle.a_set_acl(path, -1, nativeAcl(a as readonly ZkAcl[]), reply);
+            break;
+          case SET_DATA:
+            sent = handle.a_set(path, a as Buffer, -1, reply);
+            break;
+          case DELETE:
+            sent = handle.a_delete_(path, -1, reply);
+            break;
+          case MULTI:
+            sent = handle.a_multi(a as NativeMultiOp[], reply);
+            break;
+          default:
+            sent = send(reply);
+        }
       } catch (error) {
         return request.fail(error as Error);
       }
@@ -124,7 +180,7 @@ export abstract class SessionRequests extends SessionLifecycle {
         // the old connection: going on with the handle would match replies to the wrong requests.
         // Only the caller can see it (the addon closes its poll watcher within the call), so the
         // session is moved to a new handle before the event loop polls again.
-        if (this.connected && this.handle.state === SOCKET_DROPPED_STATE) this.socketDropped();
+        if (this.connected && handle.state === SOCKET_DROPPED_STATE) this.socketDropped();
         return;
       }
       if (sent !== ZK_CODES.MARSHALLINGERROR && sent !== ZK_CODES.CONNECTIONLOSS) return request.fail(zkError(sent, op, path));

@@ -1,23 +1,11 @@
 import type { ZkStat } from './native-client.js';
-import { ZkConnectionLossError, ZkNodeExistsError, ZkNoNodeError } from './zk-errors.js';
+import { untilAnswered } from './session-lifecycle.js';
+import { ZkNodeExistsError, ZkNoNodeError } from './zk-errors.js';
 import type { ZkAcl } from './zk-acl.js';
 import type { ChildList, NodeData, ZkSessionApi } from './zk-session-api.js';
 
-/**
- * Runs a request until it gets an answer: after each connection loss, waits for the connection to
- * come back (or `stop`, or the session's end) and sends it again. Only for requests that are safe
- * to repeat.
- */
-export async function untilAnswered<T>(session: ZkSessionApi, stop: AbortSignal | undefined, send: () => Promise<T>): Promise<T> {
-  for (;;) {
-    if (!session.connected) await session.whenConnected(stop);
-    try {
-      return await send();
-    } catch (error) {
-      if (!(error instanceof ZkConnectionLossError)) throw error;
-    }
-  }
-}
+// The reads and creates the recipes repeat through connection loss, each with its answer for a
+// missing node (untilAnswered, the loop itself, is in session-lifecycle.ts, beside whenConnected).
 
 export const EMPTY_STAT: ZkStat = {
   czxid: 0,

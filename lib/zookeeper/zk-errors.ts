@@ -70,7 +70,7 @@ export function describeClose(code: number): { detail: string; end: LockLossReas
 /**
  * The session is gone (expired, closed, or declared lost): everything ephemeral it owned is gone.
  * `end` says how, in the words its holders' LockLostError uses (the public LockLossReason, never
- * `'revoked'` here): its lease ran out, the server expired it, it stayed disconnected for its whole
+ * `'taken-away'`, `'deleted'` or `'given-up'` here): its lease ran out, the server expired it, it stayed disconnected for its whole
  * timeout, the application closed it, or another end (no new handle could resume it).
  */
 export class ZkSessionLostError extends ZkError {

@@ -1,6 +1,6 @@
 import type { CREATE_FLAGS, ZkStat } from './native-client.js';
 import type { ZkAcl } from './zk-acl.js';
-import type { QueueSeen } from './zxid-watermark.js';
+import type { HistorySeen } from './zxid-watermark.js';
 
 /**
  * The narrow interface of one ZooKeeper session that the recipes and the queue use, and that both
@@ -53,10 +53,34 @@ export type MultiOp =
   | { readonly op: 'check'; readonly path: string; readonly version: number }
   | { readonly op: 'create'; readonly path: string; readonly data: Buffer; readonly mode: 'PERSISTENT' | 'EPHEMERAL'; readonly acl?: readonly ZkAcl[] };
 
+/** A session's lease, as its holders use it (SessionLease implements it). */
+export interface Lease {
+  /**
+   * The `performance.now()` time until which the server cannot have expired the session;
+   * -Infinity before its first answer.
+   */
+  readonly validUntil: number;
+  /** validUntil, for a clock reading the caller already has (`performance.now()`). */
+  untilAt(now: number): number;
+  /** How long one answer keeps the lease, in ms: the granted session timeout less the lease margin. */
+  readonly lengthMs: number;
+  /**
+   * Marks the session in use by a holder until a matching `release()`: the lease renews itself
+   * meanwhile, and the session ends when it runs out.
+   */
+  retain(): void;
+  release(): void;
+  /**
+   * Whether the lease runs now; when it has run out, the session is ended first (as the lease's
+   * own timer would: a grant found after the lease ran out cannot be trusted).
+   */
+  checkNow(): boolean;
+}
+
 /**
  * One ZooKeeper session, as the recipes see it: a narrow promise interface over one native handle.
  * When the session ends, `lost` aborts and every pending or later operation rejects with
- * ZkSessionLostError. A new session is a new object (see ZkConnection).
+ * ZkSessionLostError. A new session is a new object (see SessionHandles.open).
  */
 export interface ZkSessionApi {
   /** The server-assigned session id, hex. Unique per session, so it can mark a session's nodes. */
@@ -69,33 +93,13 @@ export interface ZkSessionApi {
    */
   onLost(listener: () => void): () => void;
   readonly connected: boolean;
+  /** The session's lease: until when its locks are safe (see SessionLease). */
+  readonly lease: Lease;
   /**
-   * The `performance.now()` time until which the server cannot have expired this session (see
-   * SessionLease); -Infinity before its first answer.
+   * What this session's connection has seen of ZooKeeper's history, across its sessions (see
+   * ZxidWatermark); nothing where it is not tracked.
    */
-  readonly leaseValidUntil: number;
-  /** leaseValidUntil, for a clock reading the caller already has (`performance.now()`). */
-  leaseValidAt(now: number): number;
-  /** How long one answer keeps the lease, in ms: the granted session timeout less the lease margin. */
-  readonly leaseMs: number;
-  /**
-   * Marks the session in use by a holder until a matching `releaseLease()`: its lease renews itself
-   * meanwhile, and the session ends when the lease runs out.
-   */
-  retainLease(): void;
-  releaseLease(): void;
-  /**
-   * Whether the lease runs now; when it has run out, the session is ended first (as the lease's
-   * own timer would: a grant found after the lease ran out cannot be trusted).
-   */
-  checkLease(): boolean;
-  /**
-   * The highest zxid this session's connection has seen in any answer, across its sessions (see
-   * ZxidWatermark); 0 where it is not tracked.
-   */
-  readonly highestZxid: number;
-  /** The queue parent at `path` as this connection last listed it (see ZxidWatermark), if known. */
-  queueSeen(path: string): QueueSeen | undefined;
+  readonly watermark: HistorySeen;
   /** Resolves once connected; rejects with ZkSessionLostError if the session ends first. */
   whenConnected(signal?: AbortSignal): Promise<void>;
   /** Creates a node with `acl` (ZooKeeper's open ACL without one), in the create request itself. */

@@ -1,28 +1,29 @@
-import { type NativeClient, type NativeHandle, pingAnsweredAt } from './native-client.js';
+import { type NativeClient, type NativeHandle, pingAnsweredAt } from './native-handle.js';
 import { PathWatch, type WatcherCount } from './path-watch.js';
 import { SessionLease } from './session-lease.js';
-import { SessionRequests } from './session-requests.js';
+import { EXISTS, SessionRequests } from './session-requests.js';
 import type { LockLossReason } from '../errors.js';
 import { ZK_CODES, ZkConnectionLossError, type ZkSessionAuthError, ZkSessionLostError } from './zk-errors.js';
 import type { NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from './zk-session-api.js';
-import { type QueueSeen, ZxidWatermark } from './zxid-watermark.js';
+import { ZxidWatermark } from './zxid-watermark.js';
 
 /**
- * Implements ZkSessionApi over one native handle. ZkConnection creates it and tells it when the
- * connection state changes; it never reconnects by itself.
+ * Implements ZkSessionApi over one native handle. SessionHandles (the connection's handles) creates
+ * it and tells it when the connection state changes; it never reconnects by itself.
  */
 export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherCount {
   readonly id: string;
   private readonly watches = new Map<string, PathWatch>();
   protected handle: NativeHandle;
-  protected readonly lease: SessionLease;
+  /** Handed out as a field: holders and the grant check call it directly, on every acquire. */
+  readonly lease: SessionLease;
   /** The waiters still waiting on this session's watches (see syncWatchLease). */
   private liveWatchers = 0;
   /** The watches hold the lease (waiters keep it renewed, see syncWatchLease). */
   private watchesHoldLease = false;
 
   constructor(
-    /** The native handle the session runs on; ZkConnection can move it to another (`adoptHandle`). */
+    /** The native handle the session runs on; SessionHandles can move it to another (`adoptHandle`). */
     private clientHandle: NativeClient,
     /** Negotiated session timeout in ms. */
     readonly timeoutMs: number,
@@ -39,14 +40,14 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
      */
     private readonly onSocketDropped: (session: ZkSession) => void = () => undefined,
     /** The connection's highest zxid seen, which every answer with a Stat raises. */
-    protected readonly watermark: ZxidWatermark = new ZxidWatermark(),
+    readonly watermark: ZxidWatermark = new ZxidWatermark(),
   ) {
     super();
     this.handle = clientHandle.native;
     this.id = this.handle.client_id;
     this.lease = new SessionLease(
       leaseLengthMs,
-      () => this.call<void>('exists', '/', (done) => this.handle.a_exists('/', false, (rc) => done(rc, undefined))),
+      () => this.call<void>('exists', '/', EXISTS),
       (silentMs) =>
         this.onEnded(
           this,
@@ -80,44 +81,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
     return this.clientHandle;
   }
 
-  get leaseValidUntil(): number {
-    return this.lease.validUntil;
-  }
-
-  leaseValidAt(now: number): number {
-    return this.lease.untilAt(now);
-  }
-
-  get leaseMs(): number {
-    return this.lease.lengthMs;
-  }
-
-  /** Renewal reads the lease has sent. */
-  get leaseProbes(): number {
-    return this.lease.probes;
-  }
-
-  retainLease(): void {
-    this.lease.retain();
-  }
-
-  releaseLease(): void {
-    this.lease.release();
-  }
-
-  checkLease(): boolean {
-    return this.lease.checkNow();
-  }
-
-  get highestZxid(): number {
-    return this.watermark.highest;
-  }
-
-  queueSeen(path: string): QueueSeen | undefined {
-    return this.watermark.queue(path);
-  }
-
-  /** Called by ZkConnection: ends the session for its users. Idempotent. */
+  /** Called by SessionHandles and SessionSlot: ends the session for its users. Idempotent. */
   markLost(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void {
     if (this.lost.aborted) return;
     const reason = new ZkSessionLostError('session', this.id, detail, end, refusal);
@@ -133,7 +97,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
   }
 
   /**
-   * Called by ZkConnection when the handle dropped its socket, before it closes that handle: the
+   * Called by SessionHandles when the handle dropped its socket, before it closes that handle: the
    * requests in flight on it fail with a connection loss (they may or may not have reached the
    * server, as on any dropped connection), so that its closing answers nobody twice. Its watches go
    * with it: every waiter is woken, once the session runs on its next handle (`adoptHandle`), to look
@@ -165,12 +129,12 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
       this.watches.set(path, created);
       // The default watcher: its events name the path (see the constructor). Only the version is
       // kept of the Stat.
-      const answer = this.call<WatchedStat | null>('watchNode', path, (done) =>
+      const answer = this.call<WatchedStat | null>('watchNode', path, (reply) =>
         this.handle.a_get(path, true, (rc, _msg, stat) => {
           if (rc === ZK_CODES.NONODE) {
             this.fireWatch(path, created, 'deleted'); // nothing to watch: no watch was left
-            done(0, null);
-          } else done(rc, rc === 0 ? { version: stat.version } : null);
+            reply(0, undefined, null);
+          } else reply(rc, undefined, rc === 0 ? { version: stat.version } : null);
         }),
       );
       created.arming(answer, () => this.fireWatch(path, created, 'unknown'));
@@ -217,7 +181,7 @@ export class ZkSession extends SessionRequests implements ZkSessionApi, WatcherC
     this.watches.delete(watch.path);
     // Best effort, and nobody waits for it: ZNOWATCHER when the watch fired meanwhile; a connection
     // lost first leaves the watch until it fires or the session ends, as before.
-    this.call<void>('removeWatches', watch.path, (done) => this.handle.a_remove_data_watches(watch.path, (rc) => done(rc, undefined))).catch(
+    this.call<void>('removeWatches', watch.path, (reply) => this.handle.a_remove_data_watches(watch.path, reply)).catch(
       () => undefined,
     );
   }

@@ -6,6 +6,14 @@ export interface QueueSeen {
   readonly cversion: number;
 }
 
+/** What a connection has seen of ZooKeeper's history, as readers use it: plain fields, no calls. */
+export interface HistorySeen {
+  /** The highest zxid seen in any answer (0: none, or not tracked). */
+  readonly highest: number;
+  /** The queue parents as last listed, by path (the latest remembered ones). */
+  readonly queues: ReadonlyMap<string, QueueSeen>;
+}
+
 /** How many queue parents the watermark remembers (the oldest are forgotten first). */
 const MAX_QUEUES = 10_000;
 
@@ -20,23 +28,15 @@ const MAX_QUEUES = 10_000;
  * epoch, so zxids go on growing, but the parent's sequence numbers, or the parent itself, go back).
  * Tokens would then go backwards (see QueueWaiter.enqueue and checkListing in queue/grant-check.ts).
  */
-export class ZxidWatermark {
-  private highestSeen = 0;
-  private readonly queues = new Map<string, { czxid: number; cversion: number }>();
-
-  get highest(): number {
-    return this.highestSeen;
-  }
-
-  /** The queue parent at `path` as last listed, if remembered. */
-  queue(path: string): QueueSeen | undefined {
-    return this.queues.get(path);
-  }
+export class ZxidWatermark implements HistorySeen {
+  /** Written only by `see` (readers get the watermark as HistorySeen). */
+  highest = 0;
+  readonly queues = new Map<string, { czxid: number; cversion: number }>();
 
   /** An answer's Stat; with `listed`, the Stat of that parent's listing. */
   see(stat: ZkStat, listed?: string): void {
     const zxid = Math.max(stat.czxid, stat.mzxid, stat.pzxid);
-    if (zxid > this.highestSeen) this.highestSeen = zxid;
+    if (zxid > this.highest) this.highest = zxid;
     if (listed === undefined || stat.czxid === 0) return;
     const seen = this.queues.get(listed);
     if (seen) {

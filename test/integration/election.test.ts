@@ -226,7 +226,7 @@ describe('leader election on a real ZooKeeper', () => {
     expect(term.signal.aborted).toBe(true);
     const next = await theirs.leadership();
     expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(term.fencingToken));
-    expect(events.filter((event) => event.type !== 'connection').map((event) => event.type)).toEqual(['elected', 'revoked']);
+    expect(events.filter((event) => event.type !== 'connection').map((event) => event.type)).toEqual(['elected', 'term-ended']);
     expect(changes).toEqual([false, true]);
     subscription.unsubscribe();
     await b.application.close();

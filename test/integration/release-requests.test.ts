@@ -74,7 +74,7 @@ describe('release requests: revocable holders, requestRelease and forced release
     await holder.release().catch(() => undefined);
   });
 
-  it("curator layout: 'release' takes the lock away at once (signal aborts, reason revoked); a 'notify' holder that keeps it is forced after the grace period and told", async () => {
+  it("curator layout: 'release' takes the lock away at once (signal aborts, reason taken-away); a 'notify' holder that keeps it is forced after the grace period and told", async () => {
     const rootPath = uniqueRoot('release-curator');
     const zkPath = `${rootPath}-svc/lock`;
     const [a, b, c] = await Promise.all([app(rootPath, 'curator'), app(rootPath, 'curator'), app(rootPath, 'curator')]);
@@ -86,7 +86,7 @@ describe('release requests: revocable holders, requestRelease and forced release
     await c.requestRelease({ zkPath, layout: 'curator' });
     const reason = await lost;
     expect(reason).toBeInstanceOf(LockLostError);
-    expect((reason as LockLostError).reason).toBe('revoked');
+    expect((reason as LockLostError).reason).toBe('taken-away');
     const second = await waiter;
     await expect(holder.release()).rejects.toBeInstanceOf(LockLostError);
     // The second holder only listens; forced after 100 ms, it is told it lost the lock.
@@ -176,7 +176,7 @@ describe('release requests: revocable holders, requestRelease and forced release
     await running;
     await expect(other.acquire('nightly', { waitTimeoutMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
     await other.requestRelease('nightly');
-    expect(((await run) as LockLostError).reason).toBe('revoked');
+    expect(((await run) as LockLostError).reason).toBe('taken-away');
     const next = await other.acquire('nightly', { waitTimeoutMs: 2000 });
     await next.release();
   });

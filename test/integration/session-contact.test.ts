@@ -216,11 +216,11 @@ describe('the lease counts the pings the server answered', () => {
     connections.push(connection);
     await connection.connect();
     const lock = await new FairLock(connection, { rootPath: uniqueRoot('lease-pings') }).acquire('idle');
-    const session = lock.session as unknown as { leaseProbes: number };
-    const before = session.leaseProbes;
+    const { lease } = lock.session as unknown as { lease: { probes: number } };
+    const before = lease.probes;
     await new Promise((resolve) => setTimeout(resolve, holdMs));
     expect(lock.isHeld()).toBe(true);
-    const reads = session.leaseProbes - before;
+    const reads = lease.probes - before;
     await lock.release();
     return reads;
   }

@@ -11,8 +11,8 @@ import { logLockEvents } from '../../lib/events/lock-event-logger.js';
 const elected: LockEvent = { type: 'elected', group: 'relay', participantId: 'web-1', fencingToken: '42', waitMs: 1234.4, timestamp: 0 };
 
 function revoked(end: 'lost' | 'resigned' | 'left'): LockEvent {
-  const error = new LeadershipLostError('relay', '42', end === 'lost' ? 'the session expired' : 'resigned', end === 'lost' ? 'session-expired' : 'revoked', end);
-  return { type: 'revoked', group: 'relay', participantId: 'web-1', fencingToken: '42', leadMs: 5.25, end, reason: error.reason, error, timestamp: 0 };
+  const error = new LeadershipLostError('relay', '42', end === 'lost' ? 'the session expired' : 'resigned', end === 'lost' ? 'session-expired' : 'given-up', end);
+  return { type: 'term-ended', group: 'relay', participantId: 'web-1', fencingToken: '42', leadMs: 5.25, end, reason: error.reason, error, timestamp: 0 };
 }
 
 describe('leadership events as log lines', () => {

@@ -118,18 +118,18 @@ describe('lock spans', () => {
     expect(spans[1]).toMatchObject({ ends: 1, status: 2, attributes: { 'lock.outcome': 'lost', 'lock.loss_reason': 'session-expired' } });
   });
 
-  it('a change of leadership is a span event on the active span: lock.elected, lock.revoked with how the term ended', () => {
+  it('a change of leadership is a span event on the active span: lock.elected, lock.term_ended with how the term ended', () => {
     const { api } = fakeApi();
     const active = new FakeSpan('GET /jobs', undefined, undefined, true);
     const tracing = LockTracing.create(undefined, { ...api, trace: { ...api.trace, getSpan: () => active } })!;
     tracing.eventOnActiveSpan({ type: 'elected', group: 'relay', participantId: 'web-1', fencingToken: '42', waitMs: 3, timestamp: 0 });
-    const error = new LeadershipLostError('relay', '42', 'resigned', 'revoked', 'resigned');
-    tracing.eventOnActiveSpan({ type: 'revoked', group: 'relay', participantId: 'web-1', fencingToken: '42', leadMs: 9, end: 'resigned', reason: 'revoked', error, timestamp: 0 });
+    const error = new LeadershipLostError('relay', '42', 'resigned', 'given-up', 'resigned');
+    tracing.eventOnActiveSpan({ type: 'term-ended', group: 'relay', participantId: 'web-1', fencingToken: '42', leadMs: 9, end: 'resigned', reason: 'given-up', error, timestamp: 0 });
     tracing.eventOnActiveSpan({ type: 'requested', ...target, tryOnly: false, timestamp: 0 }); // an acquire's: its spans say it
-    expect(active.events).toEqual(['lock.elected', 'lock.revoked']);
+    expect(active.events).toEqual(['lock.elected', 'lock.term_ended']);
     expect(active.eventAttributes).toEqual([
       { 'lock.group': 'relay', 'lock.participant': 'web-1', 'lock.fencing_token': '42' },
-      { 'lock.group': 'relay', 'lock.participant': 'web-1', 'lock.leadership_end': 'resigned', 'lock.loss_reason': 'revoked' },
+      { 'lock.group': 'relay', 'lock.participant': 'web-1', 'lock.leadership_end': 'resigned', 'lock.loss_reason': 'given-up' },
     ]);
   });
 

@@ -115,8 +115,8 @@ describe('LockMetrics', () => {
     metrics.attach(service);
     const elected = (group: string, fencingToken: string): LockEvent => ({ type: 'elected', group, participantId: 'a', fencingToken, waitMs: 3, timestamp: 0 });
     const revoked = (group: string, fencingToken: string, end: 'lost' | 'resigned' | 'left'): LockEvent => {
-      const error = new LeadershipLostError(group, fencingToken, 'given up', end === 'lost' ? 'session-expired' : 'revoked', end);
-      return { type: 'revoked', group, participantId: 'a', fencingToken, leadMs: 40, end, reason: error.reason, error, timestamp: 0 };
+      const error = new LeadershipLostError(group, fencingToken, 'given up', end === 'lost' ? 'session-expired' : 'given-up', end);
+      return { type: 'term-ended', group, participantId: 'a', fencingToken, leadMs: 40, end, reason: error.reason, error, timestamp: 0 };
     };
     service.events$.next(elected('relay', '5'));
     service.events$.next(revoked('relay', '5', 'resigned'));
@@ -132,16 +132,16 @@ describe('LockMetrics', () => {
       'app_lock_skipped_total{mode="election",reason="not-leader"} 1',
       'app_lock_leadership_elected_total{group="relay"} 3',
       'app_lock_leadership_elected_total{group="jobs \\"nightly\\""} 1',
-      'app_lock_leadership_revoked_total{group="relay",end="resigned"} 1',
-      'app_lock_leadership_revoked_total{group="relay",end="lost"} 1',
-      'app_lock_leadership_revoked_total{group="jobs \\"nightly\\"",end="left"} 1',
+      'app_lock_leadership_terms_ended_total{group="relay",end="resigned"} 1',
+      'app_lock_leadership_terms_ended_total{group="relay",end="lost"} 1',
+      'app_lock_leadership_terms_ended_total{group="jobs \\"nightly\\"",end="left"} 1',
       'app_lock_leader{group="relay"} 1',
       'app_lock_leader{group="jobs \\"nightly\\""} 0',
       'app_lock_leader{group="broken"} 0',
     ]);
     expect(text).toContain('# TYPE app_lock_leader gauge\n');
     expect(text).toContain('# TYPE app_lock_leadership_elected_total counter\n');
-    expect(text).toContain('# TYPE app_lock_leadership_revoked_total counter\n');
+    expect(text).toContain('# TYPE app_lock_leadership_terms_ended_total counter\n');
     // Leadership is not a lock: no acquire, release or loss is counted for it.
     expect(metrics.snapshot()).toMatchObject({ acquired: 0, released: 0, lost: 0, skipped: { busy: 0, 'ran-this-tick': 0, 'not-leader': 1 } });
     // No election, no leader gauge.

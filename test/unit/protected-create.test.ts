@@ -21,8 +21,7 @@ function scripted(fates: Fate[], tree = new Map<string, Buffer>([['/locks', Buff
   const session = {
     id: 's1',
     connected: true,
-    highestZxid: 0,
-    queueSeen: () => undefined,
+    watermark: { highest: 0, queues: new Map() },
     lost: new AbortController().signal,
     whenConnected: () => Promise.resolve(),
     create: (path: string, data: Buffer | string, mode: string) => {
@@ -76,7 +75,7 @@ describe('the protected create', () => {
   it("refuses what it reads back when the servers' history went back under the create (a listing or a node older than what was seen)", async () => {
     const { session, creator } = scripted([]);
     await expect(creator.create(session, entry(), fresh(), stop)).resolves.toMatchObject({ outcome: 'created' }); // control: nothing seen yet
-    (session as { highestZxid: number }).highestZxid = 7; // the session saw zxid 7; the fake's reads carry zxids of 0
+    (session.watermark as { highest: number }).highest = 7; // the session saw zxid 7; the fake's reads carry zxids of 0
     await expect(creator.create(session, entry(), fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);
     const node: ProtectedNode = { parent: '/locks', name: 'simple', data: Buffer.from('m1'), mode: 'EPHEMERAL', parents: OWN_PARENTS, marker: 'm1', readBack: 'node' };
     await expect(creator.create(session, node, fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);

@@ -18,15 +18,15 @@ describe('ZxidWatermark', () => {
     const watermark = new ZxidWatermark();
     watermark.see(stat(100, 8), '/q');
     watermark.see(stat(100, 6), '/q'); // fewer changes of the same parent: a rollback, not recorded
-    expect(watermark.queue('/q')).toEqual({ czxid: 100, cversion: 8 });
+    expect(watermark.queues.get('/q')).toEqual({ czxid: 100, cversion: 8 });
     watermark.see(stat(200, 1), '/q'); // the parent created again
-    expect(watermark.queue('/q')).toEqual({ czxid: 200, cversion: 1 });
+    expect(watermark.queues.get('/q')).toEqual({ czxid: 200, cversion: 1 });
   });
 
   it('an older parent seen after a newer one does not replace it, so every later create is checked against the newer', () => {
     const watermark = new ZxidWatermark();
     watermark.see(stat(200, 3), '/q');
     watermark.see(stat(100, 9), '/q'); // restored from a backup taken before the re-creation
-    expect(watermark.queue('/q')).toEqual({ czxid: 200, cversion: 3 });
+    expect(watermark.queues.get('/q')).toEqual({ czxid: 200, cversion: 3 });
   });
 });

@@ -3,9 +3,12 @@ import { SessionLifecycle } from '../../zookeeper/session-lifecycle.js';
 import type { ZkAcl } from '../../zookeeper/zk-acl.js';
 import type { LockLossReason } from '../../errors.js';
 import { ZK_CODES, ZkConnectionLossError, ZkSessionLostError } from '../../zookeeper/zk-errors.js';
-import type { ChildList, CreateMode, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session-api.js';
+import type { ChildList, CreateMode, Lease, MultiOp, NodeChange, NodeData, NodeWatch, ZkSessionApi } from '../../zookeeper/zk-session-api.js';
+import type { HistorySeen } from '../../zookeeper/zxid-watermark.js';
 import type { Caller, TreeWatcher, ZNodeTree } from './znode-tree.js';
 import { rejectOnThrow } from '../../shared/promises.js';
+
+const NOTHING_SEEN: HistorySeen = { highest: 0, queues: new Map() };
 
 /**
  * One session on the in-memory tree, with ZkSession's contract: requests are applied in the order
@@ -43,26 +46,16 @@ export class InMemorySession extends SessionLifecycle implements ZkSessionApi {
    * The in-memory server answers at once and expires a session only when told to (or after
    * sessionTimeoutMs disconnected): its sessions need no lease, and it never runs out.
    */
-  readonly leaseValidUntil = Number.POSITIVE_INFINITY;
-  readonly leaseMs = Number.POSITIVE_INFINITY;
-
-  leaseValidAt(): number {
-    return Number.POSITIVE_INFINITY;
-  }
-  /** The in-memory tree's history never goes back. */
-  readonly highestZxid = 0;
-
-  queueSeen(): undefined {
-    return undefined;
-  }
-
-  retainLease(): void {}
-
-  releaseLease(): void {}
-
-  checkLease(): boolean {
-    return !this.lost.aborted;
-  }
+  readonly lease: Lease = {
+    validUntil: Number.POSITIVE_INFINITY,
+    lengthMs: Number.POSITIVE_INFINITY,
+    untilAt: () => Number.POSITIVE_INFINITY,
+    retain: () => undefined,
+    release: () => undefined,
+    checkNow: () => !this.lost.aborted,
+  };
+  /** The in-memory tree's history never goes back: nothing is tracked. */
+  readonly watermark: HistorySeen = NOTHING_SEEN;
 
   /** Ends the session for its users (the tree has already dropped its nodes). Idempotent. */
   markLost(detail: string, end: LockLossReason): void {

@@ -5,31 +5,14 @@
  * container nodes reaped once their last child goes, one-shot data watches, ACLs checked as the
  * server checks them, and failures as the same result codes (and so the same typed errors).
  */
-import type { ZkStat } from '../../zookeeper/native-client.js';
+import type { ZkStat } from '../../zookeeper/native-handle.js';
 import { ZK_PERMS, type ZkAcl } from '../../zookeeper/zk-acl.js';
 import { ZK_CODES, zkError } from '../../zookeeper/zk-errors.js';
 import type { CreateMode, MultiOp, NodeChange } from '../../zookeeper/zk-session-api.js';
 import { allows, type Caller, fixAcl, validatePath } from './znode-rules.js';
+import { newZNode, OPEN_ACL, parentOf, statOf, type ZNode } from './znode.js';
 
 export type { Caller } from './znode-rules.js';
-
-interface ZNode {
-  data: Buffer;
-  acl: readonly ZkAcl[];
-  readonly czxid: number;
-  mzxid: number;
-  pzxid: number;
-  readonly ctime: Date;
-  mtime: Date;
-  version: number;
-  /** Children ever created (what sequence numbers count); a Stat reports creates plus deletes. */
-  cversion: number;
-  aversion: number;
-  /** Owning session's id for an ephemeral node, '0' otherwise. */
-  readonly ephemeralOwner: string;
-  readonly container: boolean;
-  readonly children: Set<string>;
-}
 
 /** What a server tells a data watch: the node was written or deleted. */
 type ServerChange = Exclude<NodeChange, 'unknown'>;
@@ -40,9 +23,7 @@ export interface TreeWatcher {
   fire(change: ServerChange): void;
 }
 
-/** What the binding creates every node with: open to everyone. */
-const OPEN_ACL: readonly ZkAcl[] = [{ scheme: 'world', id: 'anyone', perms: ZK_PERMS.ALL }];
-
+/** The in-memory server's tree: its nodes, sessions' ephemeral nodes, data watches and containers. */
 export class ZNodeTree {
   private lastZxid = 0;
   private readonly nodes = new Map<string, ZNode>();
@@ -56,10 +37,10 @@ export class ZNodeTree {
     private readonly reapDelayMs: number | false,
   ) {
     // A real server has these from the start: a listing of '/' shows `zookeeper`.
-    this.nodes.set('/', this.newNode(0, '0', false));
-    this.addChild('/', '/zookeeper', this.newNode(0, '0', false), 0);
-    this.addChild('/zookeeper', '/zookeeper/quota', this.newNode(0, '0', false), 0);
-    this.addChild('/zookeeper', '/zookeeper/config', this.newNode(0, '0', false), 0);
+    this.nodes.set('/', newZNode(0, '0', false));
+    this.addChild('/', '/zookeeper', newZNode(0, '0', false), 0);
+    this.addChild('/zookeeper', '/zookeeper/quota', newZNode(0, '0', false), 0);
+    this.addChild('/zookeeper', '/zookeeper/config', newZNode(0, '0', false), 0);
   }
 
   /** The zxid of the last write. */
@@ -98,7 +79,7 @@ export class ZNodeTree {
     if (parent.ephemeralOwner !== '0') throw zkError(ZK_CODES.NOCHILDRENFOREPHEMERALS, 'create', path);
     const ephemeral = mode === 'EPHEMERAL' || mode === 'EPHEMERAL_SEQUENTIAL';
     const zxid = this.nextZxid();
-    const node = this.newNode(zxid, ephemeral ? caller.sessionId : '0', mode === 'CONTAINER', Buffer.from(data), acl);
+    const node = newZNode(zxid, ephemeral ? caller.sessionId : '0', mode === 'CONTAINER', Buffer.from(data), acl);
     this.addChild(parentPath, name, node, zxid);
     if (ephemeral) this.ephemerals.get(caller.sessionId)?.add(name);
     return name;
@@ -239,25 +220,6 @@ export class ZNodeTree {
     return node;
   }
 
-  private newNode(zxid: number, owner: string, container: boolean, data = Buffer.alloc(0), acl = OPEN_ACL): ZNode {
-    const now = new Date();
-    return {
-      data,
-      acl,
-      czxid: zxid,
-      mzxid: zxid,
-      pzxid: zxid,
-      ctime: now,
-      mtime: now,
-      version: 0,
-      cversion: 0,
-      aversion: 0,
-      ephemeralOwner: owner,
-      container,
-      children: new Set(),
-    };
-  }
-
   private addChild(parentPath: string, path: string, node: ZNode, zxid: number): void {
     const parent = this.nodes.get(parentPath)!;
     this.nodes.set(path, node);
@@ -313,25 +275,4 @@ export class ZNodeTree {
     this.lastZxid += 1;
     return this.lastZxid;
   }
-}
-
-function statOf(node: ZNode): ZkStat {
-  return {
-    czxid: node.czxid,
-    mzxid: node.mzxid,
-    pzxid: node.pzxid,
-    version: node.version,
-    // As ZooKeeper's DataNode.copyStat: every child created and not still there was deleted.
-    cversion: node.cversion * 2 - node.children.size,
-    numChildren: node.children.size,
-    dataLength: node.data.length,
-    ephemeralOwner: node.ephemeralOwner,
-    ctime: node.ctime,
-    mtime: node.mtime,
-  };
-}
-
-function parentOf(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash === 0 ? '/' : path.slice(0, slash);
 }
