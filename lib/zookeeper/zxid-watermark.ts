@@ -26,7 +26,7 @@ const MAX_QUEUES = 10_000;
  * higher than seen before, or an older parent (a lower czxid) where a newer one was seen, means the
  * servers were restored: from an empty data directory (zxids start over) or from a backup (a new
  * epoch, so zxids go on growing, but the parent's sequence numbers, or the parent itself, go back).
- * Tokens would then go backwards (see QueueWaiter.enqueue and checkListing in queue/grant-check.ts).
+ * Tokens would then go backwards (see checkListing in queue/protected-create.ts).
  */
 export class ZxidWatermark implements HistorySeen {
   /** Written only by `see` (readers get the watermark as HistorySeen). */
