@@ -13,7 +13,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { IncompatibleLockError, LockServiceClosedError, LockUpgradeError } from '../errors.js';
 import type { GrantedLock } from '../recipes/granted-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
-import { Stopper } from '../queue/stopper.js';
+import { boundWait } from '../queue/stopper.js';
 import type { LockRequest, LockSlot } from './lock-request.js';
 import { type HeldEntry, HolderHandle, type ReleaseHooks } from './holder-handle.js';
 import type { ShutdownGate } from './shutdown-gate.js';
@@ -248,22 +248,8 @@ function sameReleaseMode(lock: GrantedLock, request: LockRequest): GrantedLock {
 }
 
 /** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
-async function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
-  const stopper = new Stopper(request.waitTimeoutMs, request.signal);
-  try {
-    return await Promise.race([
-      lock,
-      new Promise<never>((_, reject) => {
-        const stop = (): void => reject(stopper.signal.reason);
-        if (stopper.signal.aborted) stop();
-        else stopper.signal.addEventListener('abort', stop, { once: true });
-      }),
-    ]);
-  } catch (error) {
-    throw stopper.explain(error, request.resource);
-  } finally {
-    stopper.dispose();
-  }
+function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
+  return boundWait(lock, request.waitTimeoutMs, request.signal, request.resource);
 }
 
 /**

@@ -27,12 +27,12 @@ export function stopperFor(waitTimeoutMs: number | undefined, signal: AbortSigna
 
 /**
  * Waits for `promise` within the caller's timeout and signal (see stopperFor): the promise itself
- * when there is neither; else it rejects with the typed error of whatever stopped the wait first
+ * when there is neither (its failure as toLockError maps it); else it rejects with the typed error of whatever stopped the wait first
  * (LockTimeoutError, LockAbortedError), or of the promise's own failure (Stopper.explain).
  */
 export function boundWait<T>(promise: Promise<T>, waitTimeoutMs: number | undefined, signal: AbortSignal | undefined, resource: string): Promise<T> {
   const stopper = stopperFor(waitTimeoutMs, signal);
-  if (!stopper) return promise;
+  if (!stopper) return promise.catch((error: unknown) => Promise.reject(toLockError(error, resource)));
   const { signal: stop } = stopper;
   let onStop: () => void = () => undefined;
   const stopped = new Promise<never>((_, reject) => {

@@ -176,7 +176,10 @@ export class LockAcquirer implements NewLockSource, HolderSource {
         taking = this.downgrade(request, under, data);
       } else {
         const { onReleaseRequest, signal } = request;
-        const recipe = this.recipes.recipeFor(request.kind, request.layout, onReleaseRequest !== undefined);
+        const { kind, layout } = request;
+        // The default request's recipe is resolved once (RecipeSet.exclusive): no lookup per acquire.
+        const plain = kind.mode === undefined && kind.permits === undefined && layout === DEFAULT_LAYOUT && onReleaseRequest === undefined;
+        const recipe = plain ? this.recipes.exclusive : this.recipes.recipeFor(kind, layout, onReleaseRequest !== undefined);
         const options = {
           waitTimeoutMs: request.waitTimeoutMs,
           signal: gate.stopWaits ? gate.waitSignal(signal) : signal,
