@@ -10,7 +10,7 @@
  * lets go; two holders asking at once share one ZooKeeper node.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { IncompatibleLockError, LockServiceClosedError, LockUpgradeError } from '../errors.js';
+import { IncompatibleLockError, LockServiceClosedError, LockTimeoutError, LockUpgradeError } from '../errors.js';
 import type { GrantedLock } from '../recipes/granted-lock.js';
 import { LEASE_POOLS } from '../recipes/lease-pool.js';
 import { boundWait } from '../queue/stopper.js';
@@ -247,8 +247,13 @@ function sameReleaseMode(lock: GrantedLock, request: LockRequest): GrantedLock {
   );
 }
 
-/** Waits for an acquire another holder of the same context started, within this caller's own timeout and signal. */
+/**
+ * Waits for an acquire another holder of the same context started, within this caller's own timeout
+ * and signal. With `waitTimeoutMs: 0` it does not wait: that acquire is still waiting, so the lock is
+ * not free now (as tryAcquire answers null).
+ */
 function waitShared<T>(lock: Promise<T>, request: LockRequest): Promise<T> {
+  if (request.waitTimeoutMs === 0) return Promise.reject(new LockTimeoutError(request.resource, 0));
   return boundWait(lock, request.waitTimeoutMs, request.signal, request.resource);
 }
 

@@ -3,7 +3,7 @@ import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
 import { untilAnswered } from '../zookeeper/session-lifecycle.js';
 import { readChildren } from '../zookeeper/session-retry.js';
 
-/** Deletes lock nodes on every way out: release, timeout, abort, a grant nobody wants any more. */
+/** Deletes the lock nodes of acquires that end without a lock: timeout, abort, a grant nobody wants any more (a held lock's release: removeHeldNode). */
 export class NodeRemover {
   constructor(
     /** Failures of clean-up that runs after the caller was already answered. */

@@ -48,7 +48,8 @@ export async function removeHeldNode(session: ZkSessionApi, path: string, grantB
 export interface NodeReleaser {
   /**
    * 'released' once given back (deleted, or passed to the next caller of this process); 'session-lost' when the session had ended first (the lock was lost).
-   * With `grantByWrite`, the node is written before it is deleted (QueueGrant.grantByWrite).
+   * `grantByWrite` (QueueGrant.grantByWrite) is the lock's own choice for its delete; a releaser that
+   * passes the node on locally may ignore it.
    */
   removeHeld(session: ZkSessionApi, path: string, grantByWrite: boolean): Promise<'released' | 'session-lost'>;
   /**

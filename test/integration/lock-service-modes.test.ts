@@ -120,6 +120,7 @@ describe('LockService modes, semaphores, several resources and inspect, on a rea
     await inContext(async () => {
       const patient = one.locks.acquire('doc');
       await expect(one.locks.acquire('doc', { waitTimeoutMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+      await expect(one.locks.acquire('doc', { waitTimeoutMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError); // not free now: no wait
       expect(await one.locks.tryAcquire('doc')).toBeNull();
       const lease = one.locks.semaphore('pool', { permits: 1 });
       await expect(one.locks.semaphore('pool', { permits: 2 })).rejects.toBeInstanceOf(IncompatibleLockError);
