@@ -30,8 +30,6 @@ export const MAX_TOKEN_EPOCH = 9999;
 /** Most holders one ZooKeeper grant can serve within a process (a cohort's local handoffs). */
 export const MAX_HANDOFFS_PER_GRANT = 999_999;
 const HANDOFF_DIGITS = 6;
-/** The handoff part of a grant's own token. */
-const GRANT_HANDOFF = '0'.repeat(HANDOFF_DIGITS);
 
 export function formatToken({ epoch, queueZxid, sequence = 0, handoff = 0 }: TokenParts): string {
   return (
@@ -44,8 +42,7 @@ export function formatToken({ epoch, queueZxid, sequence = 0, handoff = 0 }: Tok
 
 /** The token of a queue entry's grant: the queue's zxid and the entry's sequence number (the end of `nodeName`), handoff 0. */
 export function queueToken(epoch: number, queueZxid: number, nodeName: string): string {
-  // formatToken's layout, written out: the token of every grant, one call.
-  return epoch.toString().padStart(4, '0') + queueZxid.toString().padStart(20, '0') + nodeName.slice(-SEQUENCE_DIGITS) + GRANT_HANDOFF;
+  return formatToken({ epoch, queueZxid, sequence: Number(nodeName.slice(-SEQUENCE_DIGITS)) });
 }
 
 /** The token of a simple lock's grant: its node's own zxid, sequence 0 (it has no queue). */

@@ -11,7 +11,7 @@ import {
   validateReleaseMode,
   validateWaitTimeout,
 } from '../context/lock-request.js';
-import { currentLockContext, LockContext, lockContexts, type NewLockSource, ReentrantLocks, runOutsideLockContext } from '../context/lock-context.js';
+import { contextKey, currentLockContext, LockContext, lockContexts, type NewLockSource, ReentrantLocks, runOutsideLockContext } from '../context/lock-context.js';
 import type { MinimumHolds } from '../context/minimum-holds.js';
 import { HolderHandle, type ReleaseHooks } from '../context/holder-handle.js';
 import type { ShutdownGate } from '../context/shutdown-gate.js';
@@ -69,15 +69,15 @@ export class LockAcquirer implements NewLockSource, HolderSource {
     // The context slot: in our layout exclusive and write are one lock, so one slot.
     const slot: LockSlot =
       permits !== undefined ? 'semaphore' : mode === 'read' || mode === 'simple' ? mode : mode === 'write' || layout === DEFAULT_LAYOUT ? 'write' : 'exclusive';
-    // Resolved once, here; a plain lock's id and its key (contextKey's form) with no call.
-    const lockId = layout === DEFAULT_LAYOUT && zkPath === undefined ? `r${resource}` : lockIdOf(resource, layout, zkPath);
+    // Resolved once, here: the lock's id and its key in a lock context.
+    const lockId = lockIdOf(resource, layout, zkPath);
     const request: LockRequest = {
       resource,
       layout,
       zkPath,
       lockId,
       slot,
-      key: `${this.scope}:${slot}:${lockId}`,
+      key: contextKey(this.scope, slot, lockId),
       kind: { mode, permits },
       waitTimeoutMs: options.waitTimeoutMs === undefined ? this.defaults.waitTimeoutMs : validateWaitTimeout(options.waitTimeoutMs, 'waitTimeoutMs'),
       signal: options.signal,

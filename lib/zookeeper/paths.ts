@@ -37,8 +37,6 @@ export function encodeResource(resource: unknown): string {
         'use a shorter key (for example a hash of the long one, if collisions are acceptable to you)',
     );
   }
-  const cached = encoded.get(resource);
-  if (cached !== undefined) return cached;
   let out = '';
   const allDots = /^\.+$/.test(resource);
   for (const char of resource) {
@@ -48,14 +46,8 @@ export function encodeResource(resource: unknown): string {
       for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
     }
   }
-  if (encoded.size >= ENCODED_CACHE_SIZE) encoded.clear();
-  encoded.set(resource, out);
   return out;
 }
-
-/** Recently encoded names: a hot lock's name is encoded once, not on every acquire. */
-const encoded = new Map<string, string>();
-const ENCODED_CACHE_SIZE = 1024;
 
 /** The inverse of {@link encodeResource}, for introspection and tests. */
 export function decodeResource(component: string): string {
