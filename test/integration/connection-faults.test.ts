@@ -13,7 +13,10 @@ import { freePorts } from '../support/zk-server.js';
 describe('connection faults against a real ZooKeeper', () => {
   // Sessions up to 30 s, for the restart tests: a JVM's restart on a loaded machine can take longer
   // than the 4 s sessions the test servers grant by default, and then the leases rightly run out.
-  const zk = useZooKeeper({ own: true, config: ['maxSessionTimeout=30000'] });
+  // Empty lock parents are reaped at ZooKeeper's own pace (60 s), not the test servers' 200 ms: the
+  // wire tests create a parent, release, and then count a warm acquire's requests, which a parent
+  // reaped in between would turn into a cold one (createContainer, create again).
+  const zk = useZooKeeper({ own: true, config: ['maxSessionTimeout=30000'], containerCheckIntervalMs: 60_000 });
   /** Sessions whose leases outlast a server restart (a standalone server answers for itself: a small margin is enough). */
   const THROUGH_A_RESTART = { sessionTimeoutMs: 20_000, leaseMarginMs: 400 } as const;
   const connect = useConnections(zk, STEADY_SESSION);

@@ -63,7 +63,9 @@ describe('simple lock on a real ZooKeeper', () => {
     const root = uniqueRoot('simplewire');
     const connection = await viaProxy();
     const lock = new SimpleLock(connection, { rootPath: root });
-    await (await lock.acquire('warm-up')).release(); // creates rootPath
+    // Creates rootPath, and keeps it: the test server reaps an empty container within 200 ms, and a
+    // reaped parent would make this acquire create it again.
+    const keeper = await lock.acquire('warm-up');
     proxy!.clearTraffic();
     const held = await lock.acquire('fresh');
     const acquireTraffic = proxy!.traffic();
@@ -72,6 +74,7 @@ describe('simple lock on a real ZooKeeper', () => {
     const releaseTraffic = proxy!.traffic();
     expect(acquireTraffic.map((e) => (e.kind === 'request' ? e.op : 'reply'))).toEqual(['create', 'getData', 'reply', 'reply']);
     expect(releaseTraffic.map((e) => (e.kind === 'request' ? e.op : 'reply'))).toEqual(['delete', 'reply']);
+    await keeper.release();
   });
 
   it('adopts its own node when the reply to its create was lost', async () => {

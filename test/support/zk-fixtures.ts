@@ -25,15 +25,18 @@ export interface ZooKeeperFixture {
  * (always its own when `own` is set, for tests that stop or restart it; `config`: lines added to
  * that server's zoo.cfg).
  */
-export function useZooKeeper(options: { own?: boolean; config?: string[] } = {}): ZooKeeperFixture {
+export function useZooKeeper(options: { own?: boolean; config?: string[]; containerCheckIntervalMs?: number } = {}): ZooKeeperFixture {
   const fixture: { connectString: string; server: ZkServer | undefined } = { connectString: '', server: undefined };
   beforeAll(async () => {
     const external = process.env.ZK_CONNECT;
-    if (external && !options.own && !options.config) {
+    if (external && !options.own && !options.config && options.containerCheckIntervalMs === undefined) {
       fixture.connectString = external;
       return;
     }
-    fixture.server = await startZkServer(options.config ? { extraConfig: options.config } : {});
+    fixture.server = await startZkServer({
+      ...(options.config ? { extraConfig: options.config } : {}),
+      ...(options.containerCheckIntervalMs !== undefined ? { containerCheckIntervalMs: options.containerCheckIntervalMs } : {}),
+    });
     fixture.connectString = fixture.server.connectString;
   });
   afterAll(async () => {
