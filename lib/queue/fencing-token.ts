@@ -1,5 +1,4 @@
 import { InvalidOptionsError, shown } from '../errors.js';
-import { SEQUENCE_DIGITS } from './queue-entry.js';
 
 /**
  * Fencing tokens: 40 decimal digits, fixed width, so that tokens compare correctly as strings and as
@@ -25,6 +24,13 @@ export interface TokenParts {
   readonly handoff?: number;
 }
 
+/**
+ * A grant's token as the grant carries it: what it is made of (the epoch at the grant, the queue's
+ * zxid, the sequence; a simple lock's node czxid), formatted only when someone reads it
+ * (GrantedLock.fencingToken), or a token already made (a downgrade read's, a cohort's handoff).
+ */
+export type GrantToken = string | TokenParts;
+
 /** The largest token epoch (4 digits). */
 export const MAX_TOKEN_EPOCH = 9999;
 /** Most holders one ZooKeeper grant can serve within a process (a cohort's local handoffs). */
@@ -38,16 +44,6 @@ export function formatToken({ epoch, queueZxid, sequence = 0, handoff = 0 }: Tok
     sequence.toString().padStart(10, '0') +
     handoff.toString().padStart(HANDOFF_DIGITS, '0')
   );
-}
-
-/** The token of a queue entry's grant: the queue's zxid and the entry's sequence number (the end of `nodeName`), handoff 0. */
-export function queueToken(epoch: number, queueZxid: number, nodeName: string): string {
-  return formatToken({ epoch, queueZxid, sequence: Number(nodeName.slice(-SEQUENCE_DIGITS)) });
-}
-
-/** The token of a simple lock's grant: its node's own zxid, sequence 0 (it has no queue). */
-export function simpleToken(epoch: number, nodeCzxid: number): string {
-  return formatToken({ epoch, queueZxid: nodeCzxid });
 }
 
 /** The token of the `handoff`-th holder of the grant whose own token is `grantToken`. */

@@ -25,7 +25,6 @@ import type { ChildList, NodeChange, NodeWatch, WatchedStat, ZkSessionApi } from
 import { readChildren } from '../zookeeper/session-retry.js';
 import type { LockDriver } from './lock-driver.js';
 import { SEQUENCE_DIGITS } from './queue-entry.js';
-import { queueToken } from './fencing-token.js';
 import { checkGrant } from './grant-check.js';
 import type { CreateProgress } from './protected-create.js';
 import { placeIn } from './queue-place.js';
@@ -116,7 +115,8 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
       let session = this.session;
       if (!session) {
         try {
-          session = this.writeSession ?? (await this.host.sessions.session(this.stop));
+          const { live } = this.host.sessions; // a field: no call while the session lives (SessionSource.live)
+          session = this.writeSession ?? (live && !live.lost.aborted ? live : await this.host.sessions.session(this.stop));
         } catch (error) {
           this.sink.failed(error);
           return;
@@ -162,15 +162,15 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   }
 
   /**
-   * The grant of our node, as it stands. `grantByWrite` (see QueueGrant): when we waited, or saw entries
-   * after ours, someone likely waits on us.
+   * The grant of our node, as it stands, with its token's parts (formatted when read). `grantByWrite`
+   * (see QueueGrant): when we waited, or saw entries after ours, someone likely waits on us.
    */
   private grant(session: ZkSessionApi, grantByWrite: boolean): QueueGrant {
     const mine = this.mine!;
     return {
       session,
       path: `${this.parent}/${mine}`,
-      fencingToken: this.inheritedToken ?? queueToken(this.host.tokenEpoch, this.queueZxid, mine),
+      token: this.inheritedToken ?? { epoch: this.host.tokenEpoch, queueZxid: this.queueZxid, sequence: Number(mine.slice(-SEQUENCE_DIGITS)) },
       queueId: String(this.queueZxid),
       grantByWrite: grantByWrite && this.driver.grantsByWrite,
     };

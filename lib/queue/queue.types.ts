@@ -1,8 +1,17 @@
 import type { ZkSessionApi } from '../zookeeper/zk-session-api.js';
+import type { GrantToken } from './fencing-token.js';
 import type { LockDriver } from './lock-driver.js';
 
-/** Where the queue gets its session: ZkConnection, or a fake in unit tests. */
+/** Where the queue gets its session: ZkConnection, the testing kit's InMemoryConnection, or a fake in tests. */
 export interface SessionSource {
+  /**
+   * The current session while it is live, as a plain field, so that an acquire reads it without a
+   * call: undefined while none is (a new one on its way, the servers refusing sessions for want of
+   * authentication, the connection closed). A reader still checks `lost.aborted` (the session may
+   * have ended since), and otherwise calls `session()`, which waits, or says why there is none.
+   */
+  readonly live: ZkSessionApi | undefined;
+  /** The current live session, waiting for one while a new one is being opened, or why there is none. */
   session(signal?: AbortSignal): Promise<ZkSessionApi>;
 }
 
@@ -12,10 +21,11 @@ export interface QueueGrant {
   /** Full path of the lock node this grant owns. */
   readonly path: string;
   /**
-   * Grows with every grant of the resource (see fencing-token.ts): for a queue, the parent's czxid and
-   * the node's sequence number, which are known without reading the queue again.
+   * The fencing token, which grows with every grant of the resource (see fencing-token.ts): for a
+   * queue, the epoch, the parent's czxid and the node's sequence number, which are known without
+   * reading the queue again; formatted when first read (GrantedLock.fencingToken).
    */
-  readonly fencingToken: string;
+  readonly token: GrantToken;
   /**
    * Which incarnation of the queue granted it: the parent's czxid (a reaped and re-created parent
    * restarts its sequence numbers). Empty for the simple lock, which has no queue.

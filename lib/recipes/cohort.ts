@@ -168,7 +168,7 @@ export class Cohort implements NodeReleaser {
     const grant = {
       session: node.session,
       path: node.path,
-      fencingToken: served === 0 ? node.fencingToken : handoffToken(node.fencingToken, served),
+      token: served === 0 ? node.fencingToken : handoffToken(node.fencingToken, served),
       queueId: node.queueId,
     };
     // The cohort itself is the handle's NodeReleaser: one object per resource, not one per hold.

@@ -160,7 +160,7 @@ export class LeasePool implements LockTaker {
             const check = checkGrant(session, stop);
             if (check === 'stopped') throw stop.reason;
             if (check === 'session-ended') throw session.lost.reason;
-            return { session, path: lease, fencingToken: guard.fencingToken, queueId: guard.queueId };
+            return { session, path: lease, token: guard.token, queueId: guard.queueId };
           }
         }
         if (noWait) {

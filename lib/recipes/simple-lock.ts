@@ -5,7 +5,6 @@ import type { LockHandle } from './lock-handle.js';
 import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import type { QueueGrant, SessionSource } from '../queue/queue.types.js';
 import { type LockRecipe, type RecipeAcquireOptions, type RecipeOptions, type RecipeRuntime, runtimeOf } from './recipe-runtime.js';
-import { simpleToken } from '../queue/fencing-token.js';
 import { checkGrant } from '../queue/grant-check.js';
 import type { CreateProgress, ProtectedNode } from '../queue/protected-create.js';
 import { waitForChange } from '../zookeeper/wait-for-change.js';
@@ -68,7 +67,8 @@ export class SimpleLock implements LockRecipe {
   /** Waits for the node: one acquire, trying again in the next session after a session loss. */
   private async untilGranted(path: string, data: Buffer, stop: AbortSignal, noWait: boolean): Promise<QueueGrant | null> {
     for (;;) {
-      const session = await this.runtime.sessions.session(stop);
+      const { live } = this.runtime.sessions; // a field: no call while the session lives (SessionSource.live)
+      const session = live && !live.lost.aborted ? live : await this.runtime.sessions.session(stop);
       try {
         const grant = await this.attempt(session, path, data, stop, noWait);
         switch (grant && checkGrant(session, stop)) {
@@ -109,7 +109,7 @@ export class SimpleLock implements LockRecipe {
           // Our node went between the create and the read: only the session's end deletes it.
           if (!created.node) throw session.lost.reason ?? new ZkSessionLostError('getData', path);
           // (checked against the servers' history by the protected create)
-          return { session, path, fencingToken: simpleToken(this.runtime.tokenEpoch, created.node.stat.czxid), queueId: '' };
+          return { session, path, token: { epoch: this.runtime.tokenEpoch, queueZxid: created.node.stat.czxid }, queueId: '' };
         }
         const holder = created.outcome === 'taken' ? created.holder : null;
         if (holder && holder.stat.ephemeralOwner === '0') {

@@ -125,9 +125,7 @@ export class SessionHandles {
           (dropped) => this.moveSession(dropped),
           this.watermark,
         );
-        this.slot.current = session;
-        this.slot.wakeSessionWaiters();
-        this.slot.emit('connected', session.id);
+        this.slot.open(session);
       } else if (!session.connected) {
         this.clearLostTimer();
         session.setConnected(true);

@@ -13,11 +13,15 @@ export interface OwnedSession extends ZkSessionApi {
   markLost(detail: string, end: LockLossReason, refusal?: ZkSessionAuthError): void;
 }
 
+/** The connection holding a slot: the slot keeps its `live` field (SessionSource.live). */
+export interface LiveSessionHolder {
+  live: ZkSessionApi | undefined;
+}
+
 /**
  * What ZkConnection and the testing kit's InMemoryConnection share (each holds one): the state and
- * its listeners, the callers waiting for a session, and the closed and started flags. The
- * connection opens the sessions (sets `current`, wakes the waiters, emits) and says what closing
- * stops (`shutDown`).
+ * its listeners, the callers waiting for a session, the closed and started flags, and the holder's
+ * `live` field. The connection opens the sessions (`open`) and says what closing stops (`shutDown`).
  */
 export class SessionSlot<S extends OwnedSession> {
   /** The current session: live, or lost while the next one is on its way. */
@@ -37,7 +41,23 @@ export class SessionSlot<S extends OwnedSession> {
      * and listeners hear `closed`.
      */
     private readonly shutDown: (session: S | undefined) => void,
+    /** Its `live` is the current session while that is live: set by `open`, cleared at its end and at close. */
+    private readonly holder: LiveSessionHolder,
   ) {}
+
+  /**
+   * A new session is open and connected: it is the current one and the holder's `live` (cleared
+   * when it ends), session() callers get it and listeners hear `connected`.
+   */
+  open(session: S): void {
+    this.current = session;
+    this.holder.live = session;
+    session.onLost(() => {
+      if (this.holder.live === session) this.holder.live = undefined;
+    });
+    this.wakeSessionWaiters();
+    this.emit('connected', session.id);
+  }
 
   /** The state of the current session, or `closed`. */
   get state(): ConnectionState | 'connecting' {
@@ -74,6 +94,7 @@ export class SessionSlot<S extends OwnedSession> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.holder.live = undefined;
     const session = this.current;
     this.shutDown(session);
     this.wakeSessionWaiters();
@@ -90,7 +111,7 @@ export class SessionSlot<S extends OwnedSession> {
   }
 
   /** A session was opened, or the connection closed: session() callers look again. */
-  wakeSessionWaiters(): void {
+  private wakeSessionWaiters(): void {
     const waiters = this.sessionWaiters;
     this.sessionWaiters = new Set();
     for (const wake of waiters) wake();

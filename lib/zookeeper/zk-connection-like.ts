@@ -52,6 +52,11 @@ export interface ZkConnectionLike {
   /** Listens to state changes; returns the function that stops listening. */
   onStateChange(listener: ConnectionStateListener): () => void;
   /**
+   * The current session while it is live, without a call (see SessionSource.live): kept out of the
+   * published types. @internal
+   */
+  readonly live: ZkSessionApi | undefined;
+  /**
    * The current live session, waiting for one while a new one is being opened: the recipes' way to
    * ZooKeeper, kept out of the published types. @internal
    */

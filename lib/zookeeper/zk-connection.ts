@@ -49,11 +49,16 @@ export class ZkConnection implements ZkConnectionLike {
   private readonly slot: SessionSlot<ZkSession>;
   /** The native handles, the sessions' ends and the member list in use. */
   private readonly handles: SessionHandles;
+  /**
+   * The current session while it is live (see SessionSource.live): kept by the slot; undefined
+   * while a session is on its way, while the servers refuse sessions, and once closed. @internal
+   */
+  readonly live: ZkSessionApi | undefined = undefined;
 
   constructor(options: ZkConnectionOptions) {
     if (options !== null && typeof options === 'object') refuseUnknownConnectionOptions(options);
     const connectionString = validateConnectionString(options.connectionString);
-    this.slot = new SessionSlot(connectionString, (session) => this.handles.shutDown(session));
+    this.slot = new SessionSlot(connectionString, (session) => this.handles.shutDown(session), this);
     this.connectionString = connectionString;
     this.sessionTimeoutMs = checkSessionTimeout(options.sessionTimeoutMs);
     this.leaseMarginMs = checkLeaseMargin(options.leaseMarginMs, this.sessionTimeoutMs);
@@ -135,11 +140,12 @@ export class ZkConnection implements ZkConnectionLike {
 
   /**
    * The current live session, waiting for one while a new session is being opened; while the
-   * servers refuse sessions for want of authentication, that refusal. @internal
+   * servers refuse sessions for want of authentication, that refusal. Callers that run per acquire
+   * read `live` first, and come here only when it is undefined or lost. @internal
    */
   session(signal?: AbortSignal): Promise<ZkSessionApi> {
     const current = this.slot.current;
-    if (current && !current.lost.aborted) return Promise.resolve(current); // every acquire: one call
+    if (current && !current.lost.aborted) return Promise.resolve(current);
     if (this.handles.refusal) return Promise.reject(this.handles.refusal);
     return this.slot.session(signal);
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LockAbortedError, LockLostError, LockNotHeldError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import {
   childrenOf,
   eventually,
@@ -168,6 +169,20 @@ describe('fair exclusive lock on a real ZooKeeper', () => {
     const held = await a!.lock.acquire('x');
     await held.release();
     await expect(held.release()).rejects.toBeInstanceOf(LockNotHeldError);
+  });
+
+  it("a grant's token is the epoch at the grant, its queue's czxid and its node's sequence, the same at every read", async () => {
+    const root = uniqueRoot('token');
+    const [a] = await clients(1, root);
+    const lock = new FairLock(a!.connection, { rootPath: root, tokenEpoch: 7 });
+    await (await lock.acquire('t')).release(); // the parent exists: the grant below is a warm one
+    const held = (await lock.acquire('t')) as GrantedLock;
+    const { stat } = await (await a!.connection.session()).getChildren(`${root}/t`);
+    const token = `0007${String(stat.czxid).padStart(20, '0')}${held.path.slice(-10)}000000`;
+    expect(held.fencingToken).toBe(token);
+    expect(held.fencingToken).toBe(token);
+    await held.release();
+    expect(held.fencingToken).toBe(token);
   });
 
   it('fencing tokens keep growing when the lock parent is reaped and created again', async () => {

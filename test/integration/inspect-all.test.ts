@@ -121,6 +121,7 @@ describe('inspectAll: every lock under rootPath, on a real ZooKeeper', () => {
     // After rootPath is listed, and before any resource is read, "gone" is released and its
     // parent deleted: inspectAll meets a missing node for a name it listed.
     const source = {
+      live: undefined,
       session: async (): Promise<ZkSessionApi> => interceptListing(session, rootPath, async () => {
         await gone.release();
         // The parent is a container: once empty, the server's reaper (every 200 ms on the test

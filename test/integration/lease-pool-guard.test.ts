@@ -41,7 +41,7 @@ describe("kazoo's semaphore layout: a lease is added only under the guard", () =
       await (await observer.session()).delete(`${zkPath}-__lock__/${guards[0]}`);
       bHeld = await poolB.acquire('job', { zkPath });
     });
-    const source = { session: async () => interrupted };
+    const source = { live: undefined, session: async () => interrupted };
     const poolA = new LeasePool(new RecipeRuntime(source, { rootPath }), LEASE_POOLS.kazoo, 1);
     const aAcquire = poolA.acquire('job', { zkPath });
     let aHeld = false;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { IncompatibleLockError, LockLostError, LockTimeoutError } from '../../lib/errors.js';
 import { FairLock } from '../../lib/recipes/fair-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
 import { SimpleLock } from '../../lib/recipes/simple-lock.js';
 import { childrenOf, STEADY_SESSION, uniqueRoot, useConnections, useZooKeeper, expireSession } from '../support/zk-fixtures.js';
 import { startZkProxy, type ZkProxy } from '../support/zk-proxy.js';
@@ -19,6 +20,15 @@ describe('simple lock on a real ZooKeeper', () => {
     proxy = await startZkProxy({ host, port: Number(port) });
     return connect({ connectionString: proxy.connectString, sessionTimeoutMs: 4000 });
   }
+
+  it("a grant's token is the epoch at the grant and its node's czxid (no queue: sequence 0)", async () => {
+    const root = uniqueRoot('simple-token');
+    const connection = await connect();
+    const held = (await new SimpleLock(connection, { rootPath: root, tokenEpoch: 12 }).acquire('t')) as GrantedLock;
+    const { stat } = await (await connection.session()).getData(held.path);
+    expect(held.fencingToken).toBe(`0012${String(stat.czxid).padStart(20, '0')}${'0'.repeat(16)}`);
+    await held.release();
+  });
 
   it('lets one of several clients hold at a time, with growing tokens, and leaves no node', async () => {
     const root = uniqueRoot('simple');

@@ -4,7 +4,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { digestId, ZK_PERMS } from '../../lib/index.js';
-import { InMemoryZooKeeper } from '../../lib/testing/index.js';
+import { FairLock } from '../../lib/recipes/fair-lock.js';
+import type { GrantedLock } from '../../lib/recipes/granted-lock.js';
+import { InMemoryConnection, InMemoryZooKeeper } from '../../lib/testing/index.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
 import {
   ZkNoAuthError,
@@ -15,7 +17,7 @@ import {
   ZkSessionLostError,
 } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkConnectionLike } from '../../lib/zookeeper/zk-connection-like.js';
-import { eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { eventually, expireSession, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 type Connect = (options?: { digest?: string }) => Promise<ZkConnectionLike>;
 
@@ -56,6 +58,40 @@ describe.each([
     await session.create(root, '', 'PERSISTENT');
     return { connection, session, root };
   }
+
+  /** Ends the connection's session as its server would (the real one: from another client, with its credentials). */
+  async function expire(connection: ZkConnectionLike): Promise<void> {
+    if (connection instanceof ZkConnection) await expireSession(connection);
+    else (connection as InMemoryConnection).expireSession();
+  }
+
+  it('keeps the live session in a field: none from its end (nor a lost one handed out), the next once open, where an acquire queues; none once closed', async () => {
+    const connection = await connect();
+    const first = connection.live!;
+    expect(first.id).toBe(connection.sessionId);
+    expect(await connection.session()).toBe(first);
+    let liveAtLost: unknown = 'not heard';
+    connection.onStateChange((state) => {
+      if (state === 'lost') liveAtLost = connection.live;
+    });
+    await expire(connection);
+    await eventually(() => connection.state === 'connected' && connection.sessionId !== first.id, { what: 'a new session' });
+    expect(first.lost.aborted).toBe(true);
+    expect(liveAtLost).toBeUndefined();
+    const second = connection.live!;
+    expect(second.id).toBe(connection.sessionId);
+    const rootPath = uniqueRoot('live');
+    const held = (await new FairLock(connection, { rootPath }).acquire('r')) as GrantedLock;
+    expect(held.session).toBe(second);
+    await held.release();
+    // A source whose field still names the lost session: the acquire asks session() for the live one.
+    const stale = { live: first, session: (signal?: AbortSignal) => connection.session(signal) };
+    const again = (await new FairLock(stale, { rootPath }).acquire('r')) as GrantedLock;
+    expect(again.session).toBe(second);
+    await again.release();
+    connection.close();
+    expect(connection.live).toBeUndefined();
+  });
 
   it('refuses requests with the same typed errors', async () => {
     const { session, root } = await rooted('errors');

@@ -11,6 +11,8 @@ export function countingSessions(connection: SessionSource) {
   const counted = new Set(Object.keys(counts));
   const wrapped = new WeakMap<object, ZkSessionApi>();
   const source = {
+    // None: every acquire asks session(), which hands out the counting proxy.
+    live: undefined,
     async session(signal?: AbortSignal): Promise<ZkSessionApi> {
       const session = await connection.session(signal);
       let proxy = wrapped.get(session);

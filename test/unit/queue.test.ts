@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exclusiveDriver, readDriver, writeDriver } from '../../lib/queue/lock-driver.js';
-import { formatToken, handoffToken, queueToken } from '../../lib/queue/fencing-token.js';
+import { formatToken, handoffToken } from '../../lib/queue/fencing-token.js';
 import { nodePrefix, parseEntry, sortQueue } from '../../lib/queue/queue-entry.js';
 
 describe('queue entries', () => {
@@ -62,15 +62,6 @@ describe('fencing tokens', () => {
     expect(tokens.every((t) => t.length === 40)).toBe(true);
     expect([...tokens].reverse().sort()).toEqual(tokens);
     expect(tokens.map((t) => BigInt(t))).toEqual(grants.map(([z, s]) => (BigInt(z) * 10_000_000_000n + BigInt(s)) * 1_000_000n));
-  });
-  it("of a queue entry's grant are formatToken's, from the sequence at the end of the node's name", () => {
-    for (const [epoch, queueZxid, name] of [
-      [0, 9, 'x-a-1-0000000000'],
-      [3, 4294967296, 'w-b-2-0000000041'],
-      [9999, 2 ** 52 + 5, '_c_0f3e-lock-2147483647'],
-    ] as const) {
-      expect(queueToken(epoch, queueZxid, name)).toBe(formatToken({ epoch, queueZxid, sequence: Number(name.slice(-10)) }));
-    }
   });
   it('grow with each holder of one grant, and every token of a later grant is higher', () => {
     const grant = formatToken({ epoch: 0, queueZxid: 4294967296, sequence: 41 });

@@ -48,6 +48,8 @@ export class InMemoryConnection implements ZkConnectionLike {
   private expiryTimer: NodeJS.Timeout | undefined;
   /** The current session, the state and its listeners. */
   private readonly slot: SessionSlot<InMemorySession>;
+  /** The current session while it is live (see SessionSource.live), kept by the slot. @internal */
+  readonly live: ZkSessionApi | undefined = undefined;
 
   /** Made by InMemoryZooKeeper.connect(). @internal */
   static of(server: SessionFactory, options: InMemoryConnectionOptions = {}): InMemoryConnection {
@@ -58,7 +60,7 @@ export class InMemoryConnection implements ZkConnectionLike {
     private readonly server: SessionFactory,
     options: InMemoryConnectionOptions,
   ) {
-    this.slot = new SessionSlot(server.name, (session) => this.shutDown(session));
+    this.slot = new SessionSlot(server.name, (session) => this.shutDown(session), this);
     this.sessionTimeoutMs = checkMs(options.sessionTimeoutMs, 'sessionTimeoutMs', { minExclusive: true }) ?? DEFAULT_SESSION_TIMEOUT_MS;
     this.connectTimeoutMs = checkMs(options.connectTimeoutMs, 'connectTimeoutMs', { minExclusive: true }) ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.digest = options.digest === undefined ? undefined : validateDigest(options.digest);
@@ -182,8 +184,6 @@ export class InMemoryConnection implements ZkConnectionLike {
     const identities = this.digest ? [{ scheme: 'digest', id: digestId(this.digest) }] : [];
     const session = new InMemorySession(this.server.tree, this.server.nextSessionId(), identities, this.sessionTimeoutMs);
     this.server.tree.openSession(session.id);
-    this.slot.current = session;
-    this.slot.wakeSessionWaiters();
-    this.slot.emit('connected', session.id);
+    this.slot.open(session);
   }
 }
