@@ -2,10 +2,13 @@
 // uncontended `withLock(name, async () => {})` on a LockService with no event listeners, counting
 // the package's functions that ran (count > 0), their calls and the files they are in.
 //
-// usage: npm run build && node scripts/acquire-path.mjs [--runs N] [--list] [--dist <dir>]
-//   --runs N   measure N times (each a fresh withLock after the same warm-up), print each and the median
-//   --list     also print every function that ran, by file, with its call count
-//   --dist d   measure another build (e.g. a copy of main's dist/ kept for a before/after)
+// usage: npm run build && node scripts/acquire-path.mjs [--runs N] [--list] [--dist <dir>] [--decorated]
+//   --runs N     measure N times (each a fresh call after the same warm-up), print each and the median
+//   --list       also print every function that ran, by file, with its call count
+//   --dist d     measure another build (e.g. a copy of main's dist/ kept for a before/after; inside
+//                the repository, so that it finds @nestjs in node_modules)
+//   --decorated  measure one call of a `@DistributedLock(name)` method instead (`async run() {}` on a
+//                provider of a Nest application context: the module, its explorer, the registry)
 //
 // It starts its own ZooKeeper (the testing kit's startZkServer) and measures the built package
 // (dist/, what users load), loaded through its CommonJS entry, as `require` and `import` both reach it.
@@ -20,29 +23,31 @@ const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 const dist = resolve(option('--dist') ?? join(ROOT, 'dist'));
 const runs = Number(option('--runs') ?? 1);
 const list = args.includes('--list');
+const decorated = args.includes('--decorated');
 /** The acquires before the one measured: the lock's parent exists, the code is warm (issue 36). */
 const WARM_UP = 20;
 
 const require = createRequire(join(dist, 'package.json'));
-const { LockService } = require(join(dist, 'index.js'));
+const { DistributedLock, LockService, ZkLockModule } = require(join(dist, 'index.js'));
 const { startZkServer } = require(join(dist, 'testing', 'index.js'));
 const distUrl = pathToFileURL(dist + sep).href;
 
 // Empty lock parents reaped at ZooKeeper's own pace (not the tests' 200 ms), so the warm lock's parent stays.
 const server = await startZkServer({ containerCheckIntervalMs: 60_000 });
-const service = new LockService({ connectionString: server.connectString, logEvents: false, rootAclCheck: 'off' });
+const options = { connectionString: server.connectString, logEvents: false, rootAclCheck: 'off' };
+const name = 'acquire-path';
 const inspector = new Session();
 inspector.connect();
+let subject;
 try {
-  await service.onModuleInit();
-  const name = 'acquire-path';
-  for (let i = 0; i < WARM_UP; i++) await service.withLock(name, async () => {});
+  subject = decorated ? await decoratedMethod(options) : await plainWithLock(options);
+  for (let i = 0; i < WARM_UP; i++) await subject.call();
   await inspector.post('Profiler.enable');
   await inspector.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
   const results = [];
   for (let run = 0; run < runs; run++) {
-    await inspector.post('Profiler.takePreciseCoverage'); // resets the counts: only the next withLock is measured
-    await service.withLock(name, async () => {});
+    await inspector.post('Profiler.takePreciseCoverage'); // resets the counts: only the next call is measured
+    await subject.call();
     const { result } = await inspector.post('Profiler.takePreciseCoverage');
     results.push(countOurs(result));
   }
@@ -62,9 +67,40 @@ try {
   }
 } finally {
   inspector.disconnect();
-  await service.beforeApplicationShutdown();
-  await service.onApplicationShutdown();
+  await subject?.close();
   await server.stop();
+}
+
+/** The default measure: `withLock(name, async () => {})` on a LockService made with `new`. */
+async function plainWithLock(options) {
+  const service = new LockService(options);
+  await service.onModuleInit();
+  return {
+    call: () => service.withLock(name, async () => {}),
+    close: async () => {
+      await service.beforeApplicationShutdown();
+      await service.onApplicationShutdown();
+    },
+  };
+}
+
+/** `--decorated`: a provider's `@DistributedLock(name) async run() {}`, in a Nest application context. */
+async function decoratedMethod(options) {
+  require('reflect-metadata');
+  const { Injectable, Module } = require('@nestjs/common');
+  const { NestFactory } = require('@nestjs/core');
+  class Job {
+    async run() {}
+  }
+  // What `@DistributedLock(name)` on `run` does, without decorator syntax.
+  const method = Object.getOwnPropertyDescriptor(Job.prototype, 'run');
+  Object.defineProperty(Job.prototype, 'run', DistributedLock(name)(Job.prototype, 'run', method) ?? method);
+  Injectable()(Job);
+  class App {}
+  Module({ imports: [ZkLockModule.forRoot(options)], providers: [Job] })(App);
+  const app = await NestFactory.createApplicationContext(App, { logger: false });
+  const job = app.get(Job);
+  return { call: () => job.run(), close: () => app.close() };
 }
 
 /** The package's functions that ran (count > 0), their calls, and the files they are in. */

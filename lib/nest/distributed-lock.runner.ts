@@ -5,7 +5,7 @@ import { InvalidOptionsError, InvalidResourceNameError, LockLostError, LockServi
 import type { DistributedLockSpec } from './distributed-lock.options.js';
 import { runByLockContextPolicy } from '../context/lock-context.js';
 import type { LockHandle } from '../recipes/lock-handle.js';
-import { ownerLabel } from '../context/lock-request.js';
+import { type LockTarget, ownerLabel } from '../context/lock-request.js';
 import { lockServiceRegistry } from './lock-service.registry.js';
 import { tickScheduleOf } from './scheduled-method.js';
 import { claimTickHolding, type TickClaimOutcome } from './once-per-tick.js';
@@ -29,10 +29,10 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
     let handles: LockHandle[];
     try {
       const zkPath = zkPathOf(spec, args, resources);
-      handles = await service.acquireAll(
-        resources.map((resource) => ({ resource, mode, permits, layout, zkPath })),
-        { waitTimeoutMs, onReleaseRequest, holdAtLeastMs },
-      );
+      const targets: LockTarget[] = [];
+      for (const resource of resources) targets.push({ resource, mode, permits, layout, zkPath });
+      // One resource: acquireAll takes it as `acquire` does, after its own checks (service/acquire-all.ts).
+      handles = await service.acquireAll(targets, { waitTimeoutMs, onReleaseRequest, holdAtLeastMs });
     } catch (error) {
       // Busy, or the application is stopping: a run that may be skipped is skipped.
       if (skipWhenBusy && error instanceof LockTimeoutError) service.reportSkipped(error.resource, 'busy', { mode, permits });
