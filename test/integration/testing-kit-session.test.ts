@@ -17,7 +17,7 @@ import {
   ZkSessionLostError,
 } from '../../lib/zookeeper/zk-errors.js';
 import type { ZkConnectionLike } from '../../lib/zookeeper/zk-connection-like.js';
-import { eventually, expireSession, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { eventually, expireSession, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 type Connect = (options?: { digest?: string }) => Promise<ZkConnectionLike>;
 
@@ -27,8 +27,9 @@ function realServer(): Connect {
   afterEach(() => {
     for (const connection of open.splice(0)) connection.close();
   });
+  // Steady sessions: the one test that ends a session does it with expireSession.
   return async (options = {}) => {
-    const connection = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: 1500, ...options });
+    const connection = new ZkConnection({ connectionString: zk.connectString, ...STEADY_SESSION, ...options });
     open.push(connection);
     await connection.connect();
     return connection;

@@ -8,7 +8,7 @@ import { LockAbortedError, LockLostError, LockService, LockTimeoutError, type Lo
 import { runInNewLockContext } from '../../lib/context/lock-context.js';
 import { InMemoryZooKeeper, expireSession } from '../../lib/testing/index.js';
 import { ZkConnection } from '../../lib/zookeeper/zk-connection.js';
-import { childrenOf, eventually, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, eventually, STEADY_SESSION, uniqueRoot, useZooKeeper } from '../support/zk-fixtures.js';
 
 /** One LockService with its own session, and the way to expire that session. */
 interface Client {
@@ -23,6 +23,10 @@ interface Backend {
   children(path: string): Promise<string[]>;
 }
 
+/**
+ * Steady sessions: the tests that end one do it with expireSession, and a loaded machine must not run
+ * out a short lease (and lose the lock) in a test about something else.
+ */
 function realServer(): Backend {
   const zk = useZooKeeper();
   const open: { locks: LockService; connection: ZkConnection }[] = [];
@@ -37,7 +41,7 @@ function realServer(): Backend {
   });
   return {
     async client(rootPath) {
-      const connection = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: 1500 });
+      const connection = new ZkConnection({ connectionString: zk.connectString, ...STEADY_SESSION });
       const locks = new LockService({ connection, rootPath, rootAclCheck: 'off', logEvents: false });
       open.push({ locks, connection });
       await locks.onModuleInit();
@@ -45,7 +49,7 @@ function realServer(): Backend {
     },
     async children(path) {
       if (!observer) {
-        observer = new ZkConnection({ connectionString: zk.connectString, sessionTimeoutMs: 1500 });
+        observer = new ZkConnection({ connectionString: zk.connectString, ...STEADY_SESSION });
         await observer.connect();
       }
       return childrenOf(observer, path);

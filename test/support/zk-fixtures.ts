@@ -46,20 +46,20 @@ export function useZooKeeper(options: { own?: boolean; config?: string[]; contai
 }
 
 /**
- * Connection options for tests that hold or wait for locks but are not about sessions ending: the
- * longest session the test servers grant (20 ticks, 4 s) and a lease margin under a third of it, so
- * that the lease runs 3 s and the C client's own pings (every third of the timeout) keep it. With
- * the fixtures' 1.5 s sessions the lease is 375 ms, kept only by renewal reads: a loaded machine
- * that holds up the test process's event loop for that long ends the session and loses its locks,
- * as the lease is meant to, in a test that was about something else.
+ * Connection options for tests that hold or wait for locks but are not about sessions ending (the
+ * default of useConnections and startLockApp): the longest session the test servers grant (20
+ * ticks, 4 s) and a lease margin under a third of it, so that the lease runs 3 s and the C client's
+ * own pings (every third of the timeout) keep it. With 1.5 s sessions the lease is 375 ms, kept only
+ * by renewal reads: a loaded machine that holds up the test process's event loop for that long ends
+ * the session and loses its locks, as the lease is meant to, in a test that was about something else.
  */
 export const STEADY_SESSION = { sessionTimeoutMs: 4000, leaseMarginMs: 1000 } as const;
 
 /**
- * Connections opened by a test, closed after it: 1.5 s sessions unless `defaults` (for the file) or
- * the call's `options` say otherwise. Files not about sessions ending pass STEADY_SESSION.
+ * Connections opened by a test, closed after it: STEADY_SESSION unless `defaults` (for the file) or
+ * the call's `options` say otherwise. A test about a session ending by timeout asks for a short one.
  */
-export function useConnections(fixture: ZooKeeperFixture, defaults: Partial<ZkConnectionOptions> = {}) {
+export function useConnections(fixture: ZooKeeperFixture, defaults: Partial<ZkConnectionOptions> = STEADY_SESSION) {
   const open = new Set<ZkConnection>();
   afterEach(() => {
     for (const connection of open) connection.close();
@@ -69,7 +69,7 @@ export function useConnections(fixture: ZooKeeperFixture, defaults: Partial<ZkCo
     // A call that names its own session timeout does not take the file's lease margin with it.
     const { leaseMarginMs, ...session } = defaults;
     const fromFile = options.sessionTimeoutMs === undefined && leaseMarginMs !== undefined ? { ...session, leaseMarginMs } : session;
-    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: 1500, ...fromFile, ...options });
+    const connection = new ZkConnection({ connectionString: fixture.connectString, sessionTimeoutMs: STEADY_SESSION.sessionTimeoutMs, ...fromFile, ...options });
     open.add(connection);
     await connection.connect();
     return connection;
