@@ -74,14 +74,18 @@ try {
 /** The default measure: `withLock(name, async () => {})` on a LockService made with `new`. */
 async function plainWithLock(options) {
   const service = new LockService(options);
-  await service.onModuleInit();
-  return {
-    call: () => service.withLock(name, async () => {}),
-    close: async () => {
-      await service.beforeApplicationShutdown();
-      await service.onApplicationShutdown();
-    },
+  const close = async () => {
+    await service.beforeApplicationShutdown();
+    await service.onApplicationShutdown();
   };
+  try {
+    await service.onModuleInit();
+  } catch (error) {
+    // Not yet `subject`, so the main `finally` cannot close it: its open session would keep the script running.
+    await close().catch(() => undefined);
+    throw error;
+  }
+  return { call: () => service.withLock(name, async () => {}), close };
 }
 
 /** `--decorated`: a provider's `@DistributedLock(name) async run() {}`, in a Nest application context. */

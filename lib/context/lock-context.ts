@@ -49,7 +49,7 @@ export class LockContext {
 /**
  * Keys a context's locks. `scope` names the LockService: two services (two clusters, or two root
  * paths) lock different things under the same resource name, so they never share a held lock.
- * (LockAcquirer.check writes it out for LockRequest.key.)
+ * (LockAcquirer.check calls it for LockRequest.key.)
  */
 export function contextKey(scope: string, slot: LockSlot, lockId: string): string {
   return `${scope}:${slot}:${lockId}`;

@@ -31,7 +31,8 @@ export function runGuarded(instance: object, spec: DistributedLockSpec, args: un
       const zkPath = zkPathOf(spec, args, resources);
       const targets: LockTarget[] = [];
       for (const resource of resources) targets.push({ resource, mode, permits, layout, zkPath });
-      // One resource: acquireAll takes it as `acquire` does, after its own checks (service/acquire-all.ts).
+      // One resource: taken as `acquire` does, after `acquireAll`'s checks (the name before anything is
+      // requested; a timeout names waitTimeoutMs, also 0): service/acquire-all.ts.
       handles = await service.acquireAll(targets, { waitTimeoutMs, onReleaseRequest, holdAtLeastMs });
     } catch (error) {
       // Busy, or the application is stopping: a run that may be skipped is skipped.

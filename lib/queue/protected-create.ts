@@ -14,7 +14,8 @@
  *   create makes gets a higher zxid, unless the servers' history went back (a restore from an older
  *   backup), which would hand out fencing tokens that go backwards (HistoryWentBackError).
  * - A missing parent is created (LockParents: the rootPath rule), then the create is sent again.
- * - On every way out that is not a grant, `abandon` deletes what the create may have made.
+ * - On an error or a stop during an attempt, `abandon` deletes what the create may have made (a busy
+ *   try, and a grant that comes as its caller stops, delete theirs through the NodeRemover).
  */
 import {
   HistoryWentBackError,

@@ -131,8 +131,10 @@ export class LockAcquirer implements NewLockSource, HolderSource {
     const { holdAtLeastMs } = request;
     const hooks: ReleaseHooks | undefined = holdAtLeastMs > 0 ? { minimumHold: { ms: holdAtLeastMs, holds: this.holds } } : undefined;
     const { events } = this;
-    // `watched` is decided when listeners come and go. Events and spans hook the release only when
-    // something records this acquire: otherwise the handle stays bare (heap per held and waiting lock).
+    // `watched` is decided when listeners come and go, and is always true while tracing is on
+    // (@opentelemetry/api loaded): whether a span records is known only once it is started. Events and
+    // spans hook the release only when something records this acquire: otherwise the handle stays
+    // bare (heap per held and waiting lock).
     if (events.watched) {
       const { kind } = request;
       const target = { resource: request.resource, mode: eventModeOf(kind), permits: kind.permits, owner: request.owner ?? currentLockContext()?.owner };

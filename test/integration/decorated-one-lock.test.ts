@@ -2,16 +2,18 @@
  * A @DistributedLock method on one resource takes its one lock as `acquire` takes it, with what
  * acquireAll checks first: what a caller sees of it is the same as through acquireAll. The events
  * and the node's owner, the join of an enclosing withLock, a name that cannot be a lock refused
- * before anything is requested, and a timeout that names the method's own waitTimeoutMs.
+ * before anything is requested, and a timeout that names the method's own waitTimeoutMs. Then
+ * acquireAll of one target itself: the owner under `lockContext: 'new'`, a zkPath under rootPath
+ * refused before anything is requested, and an abort that leaves nothing queued.
  * Real ZooKeeper.
  */
 import 'reflect-metadata';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DistributedLock, InvalidResourceNameError, type LockEvent, LockService, LockTimeoutError, ZkLockModule } from '../../lib/index.js';
+import { DistributedLock, InvalidResourceNameError, LockAbortedError, type LockEvent, LockService, LockTimeoutError, ZkLockModule } from '../../lib/index.js';
 import type { ZkLockModuleOptions } from '../../lib/service/zk-lock-options.interface.js';
-import { eventually, STEADY_SESSION, uniqueRoot, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
+import { childrenOf, eventually, exists, queueLength, STEADY_SESSION, uniqueRoot, useConnections, useZkProxy, useZooKeeper } from '../support/zk-fixtures.js';
 
 @Injectable()
 class Reports {
@@ -31,10 +33,26 @@ class Reports {
   async buildNow(): Promise<void> {}
 }
 
+@Injectable()
+class Jobs {
+  constructor(readonly locks: LockService) {}
+
+  /** Takes 'x' in a new lock context while holding its own lock: what the node of 'x' says of its holder. */
+  @DistributedLock('jobs')
+  async run(): Promise<unknown> {
+    const [x] = await this.locks.acquireAll(['x'], { lockContext: 'new' });
+    try {
+      return (await this.locks.inspect('x')).holders[0]?.data;
+    } finally {
+      await x!.release();
+    }
+  }
+}
+
 async function start(options: ZkLockModuleOptions): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [ZkLockModule.forRoot({ ...STEADY_SESSION, defaultWaitTimeoutMs: 5000, ...options })],
-    providers: [Reports],
+    providers: [Reports, Jobs],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
@@ -61,23 +79,26 @@ async function eventsOf(locks: LockService, resource: string, run: () => Promise
 describe('@DistributedLock on one resource', () => {
   const zk = useZooKeeper();
   const proxyFor = useZkProxy(zk);
+  const connect = useConnections(zk, STEADY_SESSION);
   const rootPath = uniqueRoot('decorated-one');
-  let app: INestApplication;
+  let app: INestApplication | undefined;
   let locks: LockService;
   let reports: Reports;
+  let jobs: Jobs;
   let other: INestApplication | undefined;
 
   beforeAll(async () => {
     app = await start({ connectionString: zk.connectString, rootPath });
     locks = app.get(LockService);
     reports = app.get(Reports);
+    jobs = app.get(Jobs);
   });
   afterEach(async () => {
     await other?.close();
     other = undefined;
   });
   afterAll(async () => {
-    await app.close();
+    await app?.close();
   });
 
   it('reports what withLock reports (requested, acquired, released), and its node names the method', async () => {
@@ -125,11 +146,49 @@ describe('@DistributedLock on one resource', () => {
     const away = other.get(LockService);
     await other.get(Reports).buildNow(); // the lock's parent exists: only the session is missing below
     proxy.setRefusing(true);
-    proxy.dropConnections();
-    await eventually(() => away.connectionState === 'suspended', { what: 'the session to be away' });
-    const error = await other.get(Reports).buildNow().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(LockTimeoutError);
-    expect(error).toMatchObject({ resource: 'report', waitTimeoutMs: 0 });
-    proxy.setRefusing(false);
+    try {
+      proxy.dropConnections();
+      await eventually(() => away.connectionState === 'suspended', { what: 'the session to be away' });
+      const error = await other.get(Reports).buildNow().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockTimeoutError);
+      expect(error).toMatchObject({ resource: 'report', waitTimeoutMs: 0 });
+    } finally {
+      proxy.setRefusing(false);
+    }
+  });
+
+  it("acquireAll of one target with lockContext: 'new' inside a decorated method: its node names the method", async () => {
+    expect(await jobs.run()).toMatchObject({ owner: 'Jobs.run' });
+  });
+
+  it('acquireAll of one target refuses a zkPath under rootPath before anything is requested', async () => {
+    let error: unknown;
+    const events = await eventsOf(locks, 'inside', () =>
+      locks.acquireAll([{ resource: 'inside', zkPath: `${rootPath}/inside` }]).catch((e: unknown) => (error = e)),
+    );
+    expect(error).toBeInstanceOf(InvalidResourceNameError);
+    expect((error as Error).message).toMatch(/zkPath is at or under rootPath/);
+    expect(events).toEqual([]);
+    expect(await exists(await connect(), `${rootPath}/inside`)).toBe(false);
+  });
+
+  it('acquireAll of one target aborted while it waits behind a holder: LockAbortedError, nothing left queued', async () => {
+    other = await start({ connectionString: zk.connectString, rootPath });
+    const waiter = other.get(LockService);
+    const observer = await connect();
+    const path = `${rootPath}/aborted`;
+    const held = await locks.acquire('aborted');
+    const holderOnly = await childrenOf(observer, path);
+    expect(holderOnly).toHaveLength(1);
+    const controller = new AbortController();
+    const aborted = waiter.acquireAll(['aborted'], { signal: controller.signal });
+    await queueLength(observer, path, 2);
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+    expect(await childrenOf(observer, path)).toEqual(holderOnly);
+    await held.release();
+    const after = await waiter.tryAcquire('aborted');
+    expect(after).not.toBeNull();
+    await after!.release();
   });
 });
