@@ -99,10 +99,22 @@ export class SessionHandles {
     client?.close();
   }
 
-  /** The first connect gave up: its handle is closed (no session was opened on it for anyone). */
-  abandon(): void {
+  /**
+   * The first connect gave up (`detail` says why): a session it opened ends for whoever got it (its
+   * `lost` aborts, `live` is cleared), its handle is closed, and nothing is reopened until connect() is
+   * called again.
+   */
+  abandon(detail: string): void {
+    this.clearLostTimer();
+    clearTimeout(this.reopenTimer);
+    this.tracker.stop();
     const client = this.client;
     this.client = undefined;
+    const session = this.slot.current;
+    if (session && !session.lost.aborted) {
+      session.markLost(detail, 'session-ended');
+      this.slot.emit('lost', session.id);
+    }
     client?.close();
   }
 
@@ -245,13 +257,13 @@ export class SessionHandles {
 
   /** Looks the names up again (off the event loop), then opens a handle for a new session. */
   private reopen(): void {
-    if (this.slot.closed || this.client || this.reopening) return;
+    if (!this.wantsHandle() || this.reopening) return;
     this.reopening = true;
     resolveHosts(this.tracker.connectString, this.hostNames).then(
       (resolved) => {
         this.reopening = false;
         this.resolved = resolved;
-        if (this.slot.closed || this.client) return;
+        if (!this.wantsHandle()) return;
         try {
           this.client = this.open();
         } catch {
@@ -284,6 +296,11 @@ export class SessionHandles {
     if (this.settings.tlsFiles) client.native.tls_names(resolved.names);
     client.native.set_servers(hostsOf(shuffleHosts(resolved.connect)).join(','));
     if (wasConnected && client.native.state === SOCKET_DROPPED_STATE) this.moveSession(session);
+  }
+
+  /** A new handle is wanted: none is open, connect() was called and has not failed, and close() was not. */
+  private wantsHandle(): boolean {
+    return !this.slot.closed && this.slot.started && !this.client;
   }
 
   private clearLostTimer(): void {

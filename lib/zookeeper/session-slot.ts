@@ -29,6 +29,8 @@ export class SessionSlot<S extends OwnedSession> {
   closed = false;
   /** connect() started: from now on a session is always on its way until close(), and session() waits for it. */
   started = false;
+  /** Why the last connect() failed: session() callers get it while no other connect() runs. */
+  private startFailure: Error | undefined;
   private sessionWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectionStateListener>();
 
@@ -86,7 +88,7 @@ export class SessionSlot<S extends OwnedSession> {
     const current = this.current;
     if (current && !current.lost.aborted) return Promise.resolve(current);
     if (this.closed) return Promise.reject(this.closedError());
-    if (!this.started) return Promise.reject(new ZkConnectionError(this.label, 'connect() was not called'));
+    if (!this.started) return Promise.reject(this.startFailure ?? new ZkConnectionError(this.label, 'connect() was not called'));
     return waitInSet(this.sessionWaiters, signal).then(() => this.session(signal));
   }
 
@@ -99,6 +101,16 @@ export class SessionSlot<S extends OwnedSession> {
     this.shutDown(session);
     this.wakeSessionWaiters();
     this.emit('closed', session?.id ?? '');
+  }
+
+  /**
+   * connect() failed with `error`: no session is on its way until connect() is called again, and
+   * session() callers, those waiting included, get `error`.
+   */
+  startFailed(error: Error): void {
+    this.started = false;
+    this.startFailure = error;
+    this.wakeSessionWaiters();
   }
 
   /** Ends a session because the application closed its connection. */

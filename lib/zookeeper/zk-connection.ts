@@ -12,6 +12,7 @@ import { type CheckedTls, checkTls } from './zk-tls.options.js';
 import { type CheckedSasl, checkSasl } from './zk-sasl.options.js';
 import { saslRequiredError, SESSION_REQUIRES_SASL } from './zk-sasl-failure.js';
 import { tlsFailureOf } from './zk-tls-probe.js';
+import { ZK_CODES } from './zk-codes.js';
 import {
   checkLeaseMargin,
   checkSessionTimeout,
@@ -140,13 +141,15 @@ export class ZkConnection implements ZkConnectionLike {
 
   /**
    * The current live session, waiting for one while a new session is being opened; while the
-   * servers refuse sessions for want of authentication, that refusal. Callers that run per acquire
-   * read `live` first, and come here only when it is undefined or lost. @internal
+   * servers refuse sessions for want of authentication, that refusal; after a failed connect(), its
+   * error. Callers that run per acquire read `live` first, and come here only when it is undefined
+   * or lost. @internal
    */
   session(signal?: AbortSignal): Promise<ZkSessionApi> {
     const current = this.slot.current;
     if (current && !current.lost.aborted) return Promise.resolve(current);
-    if (this.handles.refusal) return Promise.reject(this.handles.refusal);
+    // After a failed connect() or close(), the slot's error says what happened; the refusal is for sessions on their way.
+    if (this.handles.refusal && this.slot.started && !this.slot.closed) return Promise.reject(this.handles.refusal);
     return this.slot.session(signal);
   }
 
@@ -187,6 +190,7 @@ export class ZkConnection implements ZkConnectionLike {
     } catch (error) {
       clearTimeout(timer);
       this.connecting = undefined;
+      if (error instanceof Error && !this.slot.closed) this.slot.startFailed(error);
       throw error;
     }
     // The C client retries a failed TLS handshake forever and says nothing: a handshake of our own
@@ -203,15 +207,20 @@ export class ZkConnection implements ZkConnectionLike {
       }
     } catch (error) {
       if (this.slot.closed) throw error;
-      handles.abandon();
+      const failure =
+        error instanceof ZkTlsError || error instanceof ZkSaslError
+          ? error
+          : new ZkConnectionError(
+              this.connectionString,
+              `no server answered within ${this.connectTimeoutMs} ms` +
+                (this.saslOptions ? ' (with SASL: a server with no JAAS Server section drops the connection at the first SASL message)' : ''),
+            );
+      // Whoever got the session meanwhile (a session() call made during connect) hears it end, then
+      // gets `failure` from session(), as does any later caller, until connect() is called again.
       this.connecting = undefined;
-      this.slot.started = false;
-      if (error instanceof ZkTlsError || error instanceof ZkSaslError) throw error;
-      throw new ZkConnectionError(
-        this.connectionString,
-        `no server answered within ${this.connectTimeoutMs} ms` +
-          (this.saslOptions ? ' (with SASL: a server with no JAAS Server section drops the connection at the first SASL message)' : ''),
-      );
+      this.slot.startFailed(failure);
+      handles.abandon(`connect() failed and gave it up: ${failure.message}`);
+      throw failure;
     } finally {
       clearTimeout(timer);
       probes.abort();
@@ -233,15 +242,23 @@ export class ZkConnection implements ZkConnectionLike {
     return session;
   }
 
-  /** The first session without SASL just connected: its first request asks whether the server requires SASL. */
+  /**
+   * The first session without SASL just connected: its first request asks whether the server
+   * requires SASL. The server may close the connection before its answer is sent: the question,
+   * asked again while connect() waits, goes once the handle has reconnected.
+   */
   private probeSaslRequired(client: NativeClient): void {
     if (this.saslOptions || !this.failStart || this.saslProbe) return;
     this.saslProbe = new Promise<number>((answered) => {
-      try {
-        if (client.native.a_exists('/', false, (rc) => answered(rc)) !== 0) answered(0);
-      } catch {
-        answered(0);
-      }
+      const ask = (): void => {
+        try {
+          const sent = client.native.a_exists('/', false, (rc) => (rc === ZK_CODES.CONNECTIONLOSS && this.failStart && this.handles.client === client ? ask() : answered(rc)));
+          if (sent !== 0) answered(0);
+        } catch {
+          answered(0);
+        }
+      };
+      ask();
     });
   }
 }
