@@ -26,6 +26,7 @@ import { LeaderTerm, type LeaderHandle } from './leader-handle.js';
 import { QueueLock } from './queue-lock.js';
 import type { ZkConnectionLike } from '../zookeeper/zk-connection-like.js';
 import { type RecipeOptions, RecipeRuntime, runtimeOf } from './recipe-runtime.js';
+import type { Candidate } from './recipe.options.js';
 import { idOfData, nodeData, validateId } from './participant-node.js';
 import { pause } from '../shared/promises.js';
 import { Backoff } from '../shared/backoff.js';
@@ -210,6 +211,13 @@ export class Candidacy {
   }
 
   private async run(zkPath: string | undefined): Promise<void> {
+    const candidate: Candidate = {
+      waiting: () => {
+        this.retries.reset(); // queued: a failure after this one is not "in a row"
+        this.decide(false);
+      },
+      term: (group, grant) => new LeaderTerm(group, grant, this.id, this.stopGraceMs, this.onRetry),
+    };
     while (!this.closed) {
       const wait = this.requeueAt - performance.now();
       if (wait > 0) await pause(wait, this.closing.signal);
@@ -217,13 +225,8 @@ export class Candidacy {
       const queuedAt = performance.now();
       let term: LeaderTerm;
       try {
-        const onWaiting = (): void => {
-          this.retries.reset(); // queued: a failure after this one is not "in a row"
-          this.decide(false);
-        };
-        const lock = await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal, onWaiting });
-        if (this.closed) return void (await lock.release().catch(() => undefined)); // closed while the grant was on its way
-        term = new LeaderTerm(this.group, this.id, lock, this.stopGraceMs, this.onRetry);
+        term = (await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal, candidate })) as LeaderTerm; // (candidate.term made it)
+        if (this.closed) return void (await term.release().catch(() => undefined)); // closed while the grant was on its way
       } catch (error) {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);

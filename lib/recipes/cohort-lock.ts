@@ -139,7 +139,7 @@ export class CohortLock implements LockRecipe {
           }
         : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
-      onWaiting: options.onWaiting,
+      candidate: options.candidate,
     };
     alone.add(key);
     try {

@@ -1,4 +1,4 @@
-import { InvalidOptionsError, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
+import { InvalidOptionsError, type LockLossReason, LockLostError, LockNotHeldError, LockReleaseRequestedError } from '../errors.js';
 import { ReleaseWatch } from './release-watch.js';
 import type { LockHandle } from './lock-handle.js';
 import { ZkNoNodeError, ZkSessionLostError } from '../zookeeper/zk-errors.js';
@@ -82,8 +82,8 @@ export class GrantedLock implements LockHandle {
   private token: GrantToken;
   private state: State = 'held';
   /**
-   * Taken away (`takeAway`: at shutdown, or at a release request with `'release'`): the signal
-   * aborted, though the node may still be there.
+   * Taken away (`stopHolder`: at shutdown, at a release request with `'release'`, a leader giving
+   * up): the signal aborted, though the node may still be there.
    *
    * Heap rule: `isHeld` and `assertHeld` read this flag, never `this.signal.aborted`: reading
    * `signal` makes the AbortController build its AbortSignal, about 600 bytes per held lock that
@@ -126,10 +126,10 @@ export class GrantedLock implements LockHandle {
 
   /**
    * Until when, on `performance.now()`'s clock, ZooKeeper cannot have given this lock to anyone
-   * else; -Infinity once released or lost. The session's lease (see SessionLease).
+   * else; -Infinity once released, lost or taken away. The session's lease (see SessionLease).
    */
   get validUntil(): number {
-    return this.state === 'held' ? this.grant.session.lease.validUntil : Number.NEGATIVE_INFINITY;
+    return this.state === 'held' && !this.takenAway ? this.grant.session.lease.validUntil : Number.NEGATIVE_INFINITY;
   }
 
   get signal(): AbortSignal {
@@ -162,7 +162,7 @@ export class GrantedLock implements LockHandle {
       },
       deleted: () => {
         if (this.state !== 'held') return;
-        this.lose(new LockLostError(this.resource, this.fencingToken, 'its node was deleted by someone else (a forced release request)', 'deleted'));
+        this.lose(this.lossError('its node was deleted by someone else (a forced release request)', 'deleted'));
       },
     });
   }
@@ -217,9 +217,7 @@ export class GrantedLock implements LockHandle {
           'what the protected write needs, well under the lease, or raise sessionTimeoutMs (a server caps it at 20 ticks)',
       );
     }
-    throw new LockLostError(
-      this.resource,
-      this.fencingToken,
+    throw this.lossError(
       now < validUntil
         ? `its lease has ${Math.round(validUntil - now)} ms left, less than the ${Math.round(forMs)} ms asked for (each answer from ZooKeeper renews it to ${Math.round(lease.lengthMs)} ms, and it is renewed before half of it is gone: ask for less than half)`
         : 'its lease ran out (no answer from ZooKeeper for a while)',
@@ -264,16 +262,25 @@ export class GrantedLock implements LockHandle {
   }
 
   /**
-   * Takes the lock away from a holder that is still running (at shutdown, or at a release request
-   * it was told to obey): its signal aborts with a LockLostError (reason `taken-away`) saying why, then
-   * the node is released. Not the CLI's `revoke`, which only asks a holder to release (see
-   * release-request.ts).
+   * Takes the lock away from a holder that is still running (at shutdown, or at a release request it
+   * was told to obey): its signal aborts with a LockLostError (reason `taken-away`) saying why, then
+   * the node is released. Not the CLI's `revoke`, which only asks (release-request.ts).
    */
   async takeAway(detail: string): Promise<void> {
     if (this.state !== 'held') return;
-    this.takenAway = true;
-    this.lostController.abort(new LockLostError(this.resource, this.fencingToken, detail, 'taken-away'));
+    this.stopHolder(this.lossError(detail, 'taken-away'));
     await this.release();
+  }
+
+  /** A take-away's first step: `signal` aborts with `reason`, the lock no longer held; the node stays until `release`. */
+  protected stopHolder(reason: LockLostError): void {
+    this.takenAway = true;
+    this.lostController.abort(reason);
+  }
+
+  /** The error a loss is told with (`signal`'s reason, what `assertHeld` throws); a LeaderTerm words it as leadership. */
+  protected lossError(detail: string, reason: LockLossReason): LockLostError {
+    return new LockLostError(this.resource, this.fencingToken, detail, reason);
   }
 
   /** Ends the hold without a release: the session ended (the default reason), or the node was deleted by someone else. */
@@ -284,7 +291,7 @@ export class GrantedLock implements LockHandle {
     if (!this.lostController.signal.aborted) {
       const cause = this.grant.session.lost.reason as ZkSessionLostError | undefined;
       const detail = cause?.detail ?? 'the ZooKeeper session ended';
-      this.lostController.abort(reason ?? new LockLostError(this.resource, this.fencingToken, detail, cause?.end ?? 'session-ended'));
+      this.lostController.abort(reason ?? this.lossError(detail, cause?.end ?? 'session-ended'));
     }
     if (reason) this.forgetSession(); // (the session's own end calls this from its listener)
     this.grant.session.lease.release();

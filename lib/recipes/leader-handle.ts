@@ -1,5 +1,6 @@
-import { LeadershipLostError, LockLostError, LockNotHeldError } from '../errors.js';
-import type { GrantedLock } from './granted-lock.js';
+import { LeadershipLostError, type LockLossReason, LockLostError, LockNotHeldError } from '../errors.js';
+import type { QueueGrant } from '../queue/queue.types.js';
+import { GrantedLock } from './granted-lock.js';
 import type { HeldLock } from './lock-handle.js';
 import { Backoff } from '../shared/backoff.js';
 
@@ -30,65 +31,47 @@ const DELETE_FIRST_PAUSE_MS = 400;
 const DELETE_LAST_PAUSE_MS = 3200;
 
 /**
- * A term over the lock that grants it (the head of the group's queue). Its own `signal` aborts
- * before the node is touched: on a voluntary end (resign, close) the role is told first, given up to
- * `graceMs` to stop (`stopsWith`), and only then is the node deleted, so the next leader starts
- * after this one stopped. On a loss it aborts as the lock's signal does: before anyone else can lead.
+ * A term is the lock that grants it (the head of the group's queue): the lock's signal, lease and
+ * state are the term's, its losses worded as leadership (LeadershipLostError, end `lost`), so it
+ * aborts as the lock does, before anyone else can lead. What it adds is the voluntary end (resign,
+ * close): the signal aborts first, the role gets up to `graceMs` to stop (`stopsWith`), and only
+ * then is the node deleted, so the next leader starts after this one stopped.
  */
-export class LeaderTerm implements LeaderHandle {
-  readonly resource: string;
-  readonly fencingToken: string;
+export class LeaderTerm extends GrantedLock implements LeaderHandle {
   /** Resolves once, when the term is over (after the node is deleted, for a voluntary end); `signal.reason` says how. */
   readonly ended: Promise<void>;
-  private readonly controller = new AbortController();
   private finish!: () => void;
   /** The work still running (settled ones leave, so a job run every second keeps this small). */
   private readonly roles = new Set<Promise<void>>();
 
   constructor(
-    readonly group: string,
+    group: string,
+    grant: QueueGrant,
     readonly id: string,
-    private readonly lock: GrantedLock,
     private readonly graceMs: number,
     /** Told of a failed delete that is tried again. */
-    private readonly onDeleteError: (error: unknown) => void = () => undefined,
+    private readonly onDeleteError: (error: unknown) => void,
   ) {
-    this.resource = group;
-    this.fencingToken = lock.fencingToken;
+    super(group, grant, undefined);
     this.ended = new Promise((resolve) => (this.finish = resolve));
     // A node deleted by someone else ends the term at once (not first: that is outside the guarantee).
-    lock.watchForRelease('notify');
-    // A lock can be born lost (its session ended between the grant and now): the term ends at once.
-    if (lock.signal.aborted) this.lost(lock.signal.reason);
-    else lock.signal.addEventListener('abort', () => this.lost(lock.signal.reason), { once: true });
+    this.watchForRelease('notify');
+    // A loss ends the term at once, even one before this line (born lost: the session ended at the grant).
+    const { signal } = this;
+    const onAbort = (): void => {
+      if ((signal.reason as LeadershipLostError).end === 'lost') this.finish();
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get group(): string {
+    return this.resource;
   }
 
   /** Leadership is never released on request: resign instead. Never aborts. */
-  get releaseRequested(): AbortSignal {
+  override get releaseRequested(): AbortSignal {
     return NEVER;
-  }
-
-  get validUntil(): number {
-    return this.controller.signal.aborted ? Number.NEGATIVE_INFINITY : this.lock.validUntil;
-  }
-
-  isHeld(): boolean {
-    return !this.controller.signal.aborted && this.lock.isHeld();
-  }
-
-  assertHeld(forMs = 0): void {
-    if (this.controller.signal.aborted) throw this.controller.signal.reason as LeadershipLostError;
-    try {
-      this.lock.assertHeld(forMs);
-    } catch (error) {
-      if (error instanceof LockLostError) throw new LeadershipLostError(this.group, this.fencingToken, error.detail, error.reason, 'lost');
-      if (error instanceof LockNotHeldError) throw new LeadershipLostError(this.group, this.fencingToken, 'it was released', 'session-ended', 'lost');
-      throw error;
-    }
   }
 
   stopsWith(role: Promise<unknown>): void {
@@ -104,13 +87,16 @@ export class LeaderTerm implements LeaderHandle {
    * deleted. Resolves once the node is gone (or the session had ended meanwhile).
    */
   async giveUp(end: 'resigned' | 'left'): Promise<void> {
-    if (this.controller.signal.aborted) return void (await this.ended); // ending already: the signal aborts first thing
+    if (this.signal.aborted) return void (await this.ended); // ending already: the signal aborts first thing
     const detail = end === 'resigned' ? 'this instance resigned' : 'this instance left the election';
-    const error = new LeadershipLostError(this.group, this.fencingToken, detail, 'given-up', end);
-    this.controller.abort(error);
+    this.stopHolder(new LeadershipLostError(this.group, this.fencingToken, detail, 'given-up', end));
     if (this.roles.size > 0) await settledWithin([...this.roles], this.graceMs);
     await this.deleteNode();
     this.finish();
+  }
+
+  protected override lossError(detail: string, reason: LockLossReason): LockLostError {
+    return new LeadershipLostError(this.resource, this.fencingToken, detail, reason, 'lost');
   }
 
   /**
@@ -122,27 +108,13 @@ export class LeaderTerm implements LeaderHandle {
     const backoff = new Backoff(DELETE_FIRST_PAUSE_MS, DELETE_LAST_PAUSE_MS);
     for (;;) {
       try {
-        return await this.lock.release();
+        return await this.release();
       } catch (error) {
         if (error instanceof LockLostError || error instanceof LockNotHeldError || backoff.count + 1 >= DELETE_ATTEMPTS) return; // gone with its session, or left to it
         this.onDeleteError(error);
         await new Promise((resolve) => setTimeout(resolve, backoff.next()));
       }
     }
-  }
-
-  private lost(reason: unknown): void {
-    if (this.controller.signal.aborted) return;
-    const cause = reason instanceof LockLostError ? reason : undefined;
-    const error = new LeadershipLostError(
-      this.group,
-      this.fencingToken,
-      cause?.detail ?? 'its ZooKeeper session ended',
-      cause?.reason ?? 'session-ended',
-      'lost',
-    );
-    this.controller.abort(error);
-    this.finish();
   }
 }
 

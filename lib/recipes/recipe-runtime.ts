@@ -11,7 +11,7 @@ import { NodeRemover } from '../queue/node-remover.js';
 import { explainStop, NEVER, Stopper } from '../queue/stopper.js';
 import { waitInQueue } from '../queue/queue-waiter.js';
 import { WaiterHost } from '../queue/waiter-host.js';
-import { DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES, type RecipeAcquireOptions, type RecipeOptions } from './recipe.options.js';
+import { type Candidate, DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES, type RecipeAcquireOptions, type RecipeOptions } from './recipe.options.js';
 
 export { DEFAULT_ROOT_PATH, MAX_NODE_DATA_BYTES, type RecipeAcquireOptions, type RecipeOptions };
 
@@ -157,7 +157,7 @@ class PendingAcquire implements QueueSink {
   private readonly onEnd: ((lock: GrantedLock) => void) | undefined;
   private readonly onNoLock: (() => void) | undefined;
   private readonly onReleaseRequest: 'notify' | 'release' | undefined;
-  private readonly onWaiting: (() => void) | undefined;
+  private readonly candidate: Candidate | undefined;
 
   constructor(
     private readonly resource: string,
@@ -173,11 +173,11 @@ class PendingAcquire implements QueueSink {
     this.onEnd = options.onEnd;
     this.onNoLock = options.onNoLock;
     this.onReleaseRequest = options.onReleaseRequest;
-    this.onWaiting = options.onWaiting;
+    this.candidate = options.candidate;
   }
 
   waiting(): void {
-    if (!this.done) this.onWaiting?.();
+    if (!this.done) this.candidate?.waiting();
   }
 
   granted(grant: QueueGrant | null): void {
@@ -192,7 +192,7 @@ class PendingAcquire implements QueueSink {
     }
     let lock: GrantedLock;
     try {
-      lock = new GrantedLock(this.resource, grant, undefined, this.onEnd);
+      lock = this.candidate ? this.candidate.term(this.resource, grant) : new GrantedLock(this.resource, grant, undefined, this.onEnd);
     } catch (error) {
       return this.failed(error);
     }

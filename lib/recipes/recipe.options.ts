@@ -1,5 +1,6 @@
 import type { ZkAcl } from '../zookeeper/zk-acl.js';
 import type { GrantedLock } from './granted-lock.js';
+import type { QueueGrant } from '../queue/queue.types.js';
 
 /** Options shared by every recipe of one client (FairLock, ReadWriteLock, Semaphore, SimpleLock). */
 export interface RecipeOptions {
@@ -77,10 +78,18 @@ export interface RecipeAcquireOptions {
    */
   onNoLock?: () => void;
   /**
-   * Told each time the acquire starts waiting behind others (for Candidacy: its first term is decided).
+   * For Candidacy, whose acquires are its terms: told each time the acquire starts waiting behind
+   * others (its first term is then decided), and makes the term of the grant.
    * @internal
    */
-  onWaiting?: () => void;
+  candidate?: Candidate;
+}
+
+/** What a Candidacy gives its acquires (RecipeAcquireOptions.candidate). @internal */
+export interface Candidate {
+  waiting(): void;
+  /** The handle of the grant: the term, instead of a plain GrantedLock. */
+  term(resource: string, grant: QueueGrant): GrantedLock;
 }
 
 export const DEFAULT_ROOT_PATH = '/locks';

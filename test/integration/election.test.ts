@@ -141,9 +141,28 @@ describe('leader election on a real ZooKeeper', () => {
     const resigned = a!.resign();
     // Told, its work still stopping, its node still there: no longer the leader by any account.
     expect([a!.state, a!.isLeader(), a!.current]).toEqual(['following', false, undefined]);
+    // Nor by its handle: the lock taken away, though its node stays until the work stopped.
+    expect([term.isHeld(), term.validUntil, (term.signal.reason as LeadershipLostError).end]).toEqual([false, Number.NEGATIVE_INFINITY, 'resigned']);
+    expect(() => term.assertHeld()).toThrow(term.signal.reason as LeadershipLostError);
     await resigned;
     expect(await next).toBe(true);
     await Promise.all([a!.close(), b!.close()]);
+  });
+
+  it('ends a term whose node someone else deleted (a loss, told as leadership lost) and leads again with a higher token', async () => {
+    const root = uniqueRoot('election-deleted');
+    const [solo] = await participants(1, root);
+    const first = await solo!.leadership();
+    const observer = await connect();
+    const [node] = await childrenOf(observer, `${root}/relay`);
+    await (await observer.session()).delete(`${root}/relay/${node}`);
+    await eventually(() => first.signal.aborted, { what: 'the term to end' });
+    const reason = first.signal.reason as LeadershipLostError;
+    expect(reason).toBeInstanceOf(LeadershipLostError);
+    expect([reason.end, reason.reason, reason.group]).toEqual(['lost', 'deleted', 'relay']);
+    const second = await solo!.leadership();
+    expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
+    await solo!.close();
   });
 
   it('queues again after its session expires, and leads again with a higher token', async () => {
