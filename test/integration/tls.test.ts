@@ -25,7 +25,7 @@ import { startZkServer, type ZkServer } from '../support/zk-server.js';
 import { runTlsMaterials } from '../support/shared-tls-materials.js';
 import type { TlsMaterials } from '../support/tls-materials.js';
 import { eventLoopGaps, startTlsZkServer, type TlsZkServer } from '../support/zk-tls.js';
-import { uniqueRoot } from '../support/zk-fixtures.js';
+import { STEADY_SESSION, uniqueRoot } from '../support/zk-fixtures.js';
 
 /** Sends `text` to an echo server in this process and resolves with what came back. */
 async function echoRoundTrip(text: string): Promise<string> {
@@ -80,7 +80,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
 
   const good = () => ({ ca: m.ca, cert: m.clientCert, key: m.clientKey });
   const connection = (options: Partial<ZkConnectionOptions>): ZkConnection => {
-    const c = new ZkConnection({ connectionString: server.connectString, sessionTimeoutMs: 2000, ...options });
+    const c = new ZkConnection({ connectionString: server.connectString, ...STEADY_SESSION, ...options });
     opened.push(c);
     return c;
   };
@@ -133,7 +133,7 @@ describe('TLS to a ZooKeeper that listens on a secureClientPort only (client cer
   it('ZkLockModule with tls: LockService locks, sessionInfo() and the health indicator say tls: true', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ZkLockModule.forRoot({ connectionString: server.connectString, sessionTimeoutMs: 2000, shutdownGraceMs: 50, rootPath: uniqueRoot('tlsmod'), tls: good() }),
+        ZkLockModule.forRoot({ connectionString: server.connectString, ...STEADY_SESSION, shutdownGraceMs: 50, rootPath: uniqueRoot('tlsmod'), tls: good() }),
         TerminusModule,
       ],
       providers: [ZkLockHealthIndicator],
