@@ -226,7 +226,7 @@ export class Candidacy {
       let term: LeaderTerm;
       try {
         term = (await this.recipe.acquire(this.group, { zkPath, data: this.data, signal: this.closing.signal, candidate })) as LeaderTerm; // (candidate.term made it)
-        if (this.closed) return void (await term.release().catch(() => undefined)); // closed while the grant was on its way
+        if (this.closed) return void (await term.giveUp('left')); // closed while the grant was on its way: the term's retried delete
       } catch (error) {
         if (this.closed) return;
         if (isFinal(error)) return this.fail(error as Error);

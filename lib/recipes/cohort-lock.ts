@@ -139,7 +139,9 @@ export class CohortLock implements LockRecipe {
           }
         : ended,
       onNoLock: onNoLock ? () => (ended(), onNoLock()) : ended,
-      candidate: options.candidate,
+      // Elections take their queue directly (Candidacy on a QueueLock): a term made here would not
+      // run this onEnd, and the resource would stay marked.
+      candidate: undefined,
     };
     alone.add(key);
     try {

@@ -57,6 +57,7 @@ export class LeaderTerm extends GrantedLock implements LeaderHandle {
     // A node deleted by someone else ends the term at once (not first: that is outside the guarantee).
     this.watchForRelease('notify');
     // A loss ends the term at once, even one before this line (born lost: the session ended at the grant).
+    // Every loss is worded by lossError below (end 'lost'); a voluntary end finishes in giveUp.
     const { signal } = this;
     const onAbort = (): void => {
       if ((signal.reason as LeadershipLostError).end === 'lost') this.finish();

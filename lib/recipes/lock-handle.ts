@@ -27,7 +27,7 @@ export interface LockHandle {
    * Until when, on `performance.now()`'s clock (`performance.timeOrigin + validUntil` for a Date),
    * ZooKeeper cannot have granted this lock to anyone else: the lease of its session, renewed by
    * every answer from ZooKeeper. When it passes without renewal, `signal` aborts. -Infinity once
-   * released or lost.
+   * released or lost (taken away included).
    */
   readonly validUntil: number;
   /** True until released or lost, and while its lease runs (see validUntil). */
