@@ -125,12 +125,8 @@ export class RecipeRuntime {
       try {
         if (typeof start === 'function') return start(pending.signal, noWait, pending);
         // A bad name or oversized data fails inside the acquire, so that its onNoLock hears of it too.
-        // (pathFor and dataOf written out for the common case: no call on a name seen before.)
-        const { zkPath } = options;
-        const parent = start.parent ?? (zkPath === undefined ? (this.paths.get(resource) ?? this.pathOf(resource)) : this.pathFor(resource, zkPath));
-        const data = options.data ?? EMPTY;
-        if (data.length > MAX_NODE_DATA_BYTES) refuseData(data);
-        waitInQueue(this.waiters, { parent, driver: start.driver, data, stop: pending.signal, noWait, under: start.under }, pending);
+        const parent = start.parent ?? this.pathFor(resource, options.zkPath);
+        waitInQueue(this.waiters, { parent, driver: start.driver, data: this.dataOf(options), stop: pending.signal, noWait, under: start.under }, pending);
       } catch (error) {
         pending.failed(error);
       }
