@@ -62,25 +62,18 @@ export class SessionHandles {
   ) {
     this.resolved = unresolved(settings.connectionString);
     const handles = this;
-    this.tracker = new EnsembleTracker(
-      settings.connectionString,
-      {
-        get client() {
-          return handles.client;
-        },
-        useAddresses: (resolved) => this.useAddresses(resolved),
-        resolve: (list) => resolveHosts(list, this.hostNames),
-        refused: (client, rc) => this.refused(client, zkError(rc, 'getConfig', '/zookeeper/config')),
+    const host = {
+      get client(): NativeClient | undefined {
+        return handles.client;
       },
-      followEnsembleConfig,
-      settings.tlsFiles !== undefined,
-    );
+      useAddresses: (resolved: ResolvedHosts) => this.useAddresses(resolved),
+      resolve: (list: string) => resolveHosts(list, this.hostNames),
+      refused: (client: NativeClient, rc: number) => this.refused(client, zkError(rc, 'getConfig', '/zookeeper/config')),
+    };
+    this.tracker = new EnsembleTracker(settings.connectionString, host, followEnsembleConfig, settings.tlsFiles !== undefined);
   }
 
-  /**
-   * A request the connection makes itself (the ensemble config's watch, the first of each
-   * connection) was refused: for want of authentication, the session ends as it would for a lock's.
-   */
+  /** The connection's own request (the ensemble config's watch) was refused: without authentication, the session ends. */
   private refused(client: NativeClient, error: ZkError): void {
     const ended = endOfSession(error);
     const session = this.slot.current;
@@ -89,33 +82,34 @@ export class SessionHandles {
 
   /** Closing: no more reopening; the session ends, then its handle is closed (ZooKeeper deletes its ephemeral nodes at once). */
   shutDown(session: ZkSession | undefined): void {
-    this.clearLostTimer();
+    const client = this.stopHandles();
     this.closer.stop();
-    this.tracker.stop();
-    clearTimeout(this.reopenTimer);
-    const client = this.client;
-    this.client = undefined;
     this.slot.endClosed(session);
     client?.close();
   }
 
   /**
    * The first connect gave up (`detail` says why): a session it opened ends for whoever got it (its
-   * `lost` aborts, `live` is cleared), its handle is closed, and nothing is reopened until connect() is
-   * called again.
+   * `lost` aborts, `live` is cleared), its handle is closed, and nothing reopens until connect() again.
    */
   abandon(detail: string): void {
-    this.clearLostTimer();
-    clearTimeout(this.reopenTimer);
-    this.tracker.stop();
-    const client = this.client;
-    this.client = undefined;
+    const client = this.stopHandles();
     const session = this.slot.current;
     if (session && !session.lost.aborted) {
       session.markLost(detail, 'session-ended');
       this.slot.emit('lost', session.id);
     }
     client?.close();
+  }
+
+  /** No more timers, config watch or handle: the handle that was in use, for the caller to close. */
+  private stopHandles(): NativeClient | undefined {
+    this.clearLostTimer();
+    clearTimeout(this.reopenTimer);
+    this.tracker.stop();
+    const client = this.client;
+    this.client = undefined;
+    return client;
   }
 
   /** Opens a native handle: for a new session, or to go on with `resume` (see moveSession). */
@@ -129,14 +123,8 @@ export class SessionHandles {
       if (!session) {
         this.refusal = undefined;
         const timeoutMs = client.native.timeout;
-        session = new ZkSession(
-          client,
-          timeoutMs,
-          timeoutMs - (this.settings.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE),
-          (ended, detail, end, refusal) => this.declareLost(ended, detail, end, refusal),
-          (dropped) => this.moveSession(dropped),
-          this.watermark,
-        );
+        const leaseMs = timeoutMs - (this.settings.leaseMarginMs ?? timeoutMs * DEFAULT_LEASE_MARGIN_SHARE);
+        session = new ZkSession(client, timeoutMs, leaseMs, this.declareLost.bind(this), this.moveSession.bind(this), this.watermark);
         this.slot.open(session);
       } else if (!session.connected) {
         this.clearLostTimer();
