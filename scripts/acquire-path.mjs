@@ -2,9 +2,12 @@
 // uncontended `withLock(name, async () => {})` on a LockService with no event listeners, counting
 // the package's functions that ran (count > 0), their calls and the files they are in.
 //
-// usage: npm run build && node scripts/acquire-path.mjs [--runs N] [--list] [--dist <dir>] [--decorated]
+// usage: npm run build && node scripts/acquire-path.mjs [--runs N] [--list] [--json] [--dist <dir>] [--decorated]
 //   --runs N     measure N times (each a fresh call after the same warm-up), print each and the median
-//   --list       also print every function that ran, by file, with its call count
+//   --list       also print every function that ran, by file, with its call count (a function with
+//                no name of its own is shown inside the one that encloses it: `call>(anonymous)`)
+//   --json       print the runs as JSON instead: [{ functions, calls, files: { file: [{ name, count }] } }]
+//                (test/integration/acquire-path-walk.test.ts checks docs/internals.md against it)
 //   --dist d     measure another build (e.g. a copy of main's dist/ kept for a before/after; inside
 //                the repository, so that it finds @nestjs in node_modules)
 //   --decorated  measure one call of a `@DistributedLock(name)` method instead (`async run() {}` on a
@@ -23,6 +26,7 @@ const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : u
 const dist = resolve(option('--dist') ?? join(ROOT, 'dist'));
 const runs = Number(option('--runs') ?? 1);
 const list = args.includes('--list');
+const json = args.includes('--json');
 const decorated = args.includes('--decorated');
 /** The acquires before the one measured: the lock's parent exists, the code is warm (issue 36). */
 const WARM_UP = 20;
@@ -52,17 +56,21 @@ try {
     results.push(countOurs(result));
   }
   await inspector.post('Profiler.stopPreciseCoverage');
-  for (const [i, r] of results.entries()) {
-    console.log(`run ${i + 1}: ${r.functions} functions in ${r.files.size} files (${r.calls} calls)`);
-  }
-  if (runs > 1) {
-    const median = (pick) => results.map(pick).sort((a, b) => a - b)[Math.floor(results.length / 2)];
-    console.log(`median: ${median((r) => r.functions)} functions in ${median((r) => r.files.size)} files (${median((r) => r.calls)} calls)`);
-  }
-  if (list) {
-    for (const [file, fns] of [...results.at(-1).files].sort()) {
-      console.log(`\n${file}`);
-      for (const fn of fns) console.log(`  ${fn.count}\t${fn.name || '(anonymous)'}`);
+  if (json) {
+    console.log(JSON.stringify(results.map((r) => ({ functions: r.functions, calls: r.calls, files: Object.fromEntries(r.files) }))));
+  } else {
+    for (const [i, r] of results.entries()) {
+      console.log(`run ${i + 1}: ${r.functions} functions in ${r.files.size} files (${r.calls} calls)`);
+    }
+    if (runs > 1) {
+      const median = (pick) => results.map(pick).sort((a, b) => a - b)[Math.floor(results.length / 2)];
+      console.log(`median: ${median((r) => r.functions)} functions in ${median((r) => r.files.size)} files (${median((r) => r.calls)} calls)`);
+    }
+    if (list) {
+      for (const [file, fns] of [...results.at(-1).files].sort()) {
+        console.log(`\n${file}`);
+        for (const fn of fns) console.log(`  ${fn.count}\t${fn.name || '(anonymous)'}`);
+      }
     }
   }
 } finally {
@@ -122,8 +130,20 @@ function countOurs(scripts) {
       functions += 1;
       calls += count;
       if (!files.has(file)) files.set(file, []);
-      files.get(file).push({ name: fn.functionName, count });
+      files.get(file).push({ name: fn.functionName || `${enclosingName(script.functions, fn)}>(anonymous)`, count });
     }
   }
   return { functions, calls, files };
+}
+
+/** The name of the innermost named function around `fn` (by source range), or '' at the module's top. */
+function enclosingName(functions, fn) {
+  const { startOffset, endOffset } = fn.ranges[0];
+  let best;
+  for (const other of functions) {
+    const range = other.ranges[0];
+    if (other === fn || !other.functionName || range.startOffset > startOffset || range.endOffset < endOffset) continue;
+    if (!best || range.endOffset - range.startOffset < best.ranges[0].endOffset - best.ranges[0].startOffset) best = other;
+  }
+  return best?.functionName ?? '';
 }

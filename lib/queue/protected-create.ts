@@ -222,8 +222,9 @@ function noAnswer(): undefined {
 }
 
 /**
- * What a create saw before it: the highest zxid, and the queue's parent as last listed (czxid 0:
- * never). Every node the create makes gets a zxid above it, unless the servers' history went back.
+ * What a create saw before it: the highest zxid (0: none), and the queue's parent as last listed
+ * (czxid 0: never). Every zxid seen is of a committed transaction, so every node the create makes
+ * gets a zxid strictly above it, unless the servers' history went back.
  */
 interface HistoryFloor {
   readonly zxid: number;
@@ -232,15 +233,17 @@ interface HistoryFloor {
 }
 
 /**
- * A listing that holds the node we just created (`ours`), checked against the floor: its pzxid is
- * at least our node's zxid, the parent is not an older incarnation, and the parent's cversion went
- * up (see ZxidWatermark). A listing without our node (deleted meanwhile) proves nothing.
+ * A listing that holds the node we just created (`ours`), checked against the floor: its pzxid (at
+ * least our node's zxid) is above the floor, the parent is not an older incarnation, and the
+ * parent's cversion went up (see ZxidWatermark). A listing without our node (deleted meanwhile)
+ * proves nothing.
  * @throws HistoryWentBackError
  */
 function checkListing(list: ChildList, floor: HistoryFloor, parent: string, ours: string): ChildList {
   const { stat } = list;
   if (!list.children.includes(ours)) return list;
-  if (stat.pzxid < floor.zxid) throw new HistoryWentBackError(parent, floor.zxid, stat.pzxid);
+  // Equal is gone back too: servers restored to one transaction before the floor give our create the floor's zxid.
+  if (floor.zxid !== 0 && stat.pzxid <= floor.zxid) throw new HistoryWentBackError(parent, floor.zxid, stat.pzxid);
   // A parent created again gets a higher zxid than the one it replaces: an older one (restored from a
   // backup taken before the re-creation) would hand out tokens below those of the newer one.
   if (stat.czxid < floor.czxid) throw new HistoryWentBackError(parent, floor.czxid, stat.czxid, 'queue');
@@ -256,7 +259,7 @@ function checkListing(list: ChildList, floor: HistoryFloor, parent: string, ours
  * @throws HistoryWentBackError
  */
 function checkNode(node: NodeData, floor: HistoryFloor, path: string): NodeData {
-  if (node.stat.czxid < floor.zxid) throw new HistoryWentBackError(path, floor.zxid, node.stat.czxid);
+  if (floor.zxid !== 0 && node.stat.czxid <= floor.zxid) throw new HistoryWentBackError(path, floor.zxid, node.stat.czxid);
   return node;
 }
 

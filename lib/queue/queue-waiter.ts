@@ -66,7 +66,7 @@ class QueueWaiter implements CreateProgress, WatchingWaiter {
   mine: string | undefined = undefined;
   /** A create was sent whose node may exist even though its name is unknown. */
   createSent = false;
-  /** The czxid of the queue's parent, from the last listing: the first part of a grant's token. */
+  /** The czxid of the queue's parent, from the last listing: the second part of a grant's token (after the epoch). */
   queueZxid = 0;
   /** What it watches while waiting (one handle, or several for a semaphore's first waiter). */
   private watches: NodeWatch | NodeWatch[] | undefined = undefined;

@@ -38,8 +38,8 @@ type ExclusiveQueue = QueueLock;
  * The cohort queue: callers of one process that want the same exclusive lock queue here, first
  * come, first served, behind one ZooKeeper node that holds the process's place in the ZooKeeper
  * queue. The lock passes from one local caller to the next without a request to ZooKeeper; each
- * holder still gets its own handle, its own fencing token (the grant's zxid, then which holder of
- * the grant it is) and the lost-lock signal of the session. Other processes are never starved: once
+ * holder still gets its own handle, its own fencing token (the grant's token, with which holder of
+ * the grant it is as its last part) and the lost-lock signal of the session. Other processes are never starved: once
  * `maxHandoffs` or `maxHoldMs` is reached, the next handoff first looks whether anyone else waits in
  * ZooKeeper, and if so gives the node back (the remaining local callers queue again, at the end).
  *

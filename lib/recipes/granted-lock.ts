@@ -88,17 +88,14 @@ export class GrantedLock implements LockHandle {
    * Heap rule: `isHeld` and `assertHeld` read this flag, never `this.signal.aborted`: reading
    * `signal` makes the AbortController build its AbortSignal, about 600 bytes per held lock that
    * nobody listens to (`npm run bench -- --only heap`, "held locks"). Check: no `this.signal` or
-   * `lostController.signal` on the path of a lock that is held and not lost.
+   * `lostController.signal` between the grant and the release (a release may read it: the lock is going).
    */
   private takenAway = false;
   /** The node is pinned (`pinNode`): a read was taken under this lock; its release must not grant by write. */
   private pinned = false;
   private readonly lostController = new AbortController();
   private readonly forgetSession: () => void;
-  /**
-   * Release requests: built when `releaseRequested` is first read or the lock is made revocable
-   * (one field, so that a lock nobody revokes stays small).
-   */
+  /** Release requests: built when `releaseRequested` is first read or the lock is made revocable (a lock nobody revokes stays small). */
   private requests: ReleaseRequests | undefined = undefined;
 
   constructor(
@@ -115,10 +112,7 @@ export class GrantedLock implements LockHandle {
     this.forgetSession = grant.session.onLost(() => this.lose());
   }
 
-  /**
-   * The fencing token, formatted on first read: most holders never read it (a `withLock` whose
-   * callback does not). Its parts were fixed at the grant, so it is the same whenever it is read.
-   */
+  /** The fencing token, formatted on first read (most holders never read it) from the parts fixed at the grant. */
   get fencingToken(): string {
     const token = this.token;
     return typeof token === 'string' ? token : (this.token = formatToken(token));
@@ -194,6 +188,11 @@ export class GrantedLock implements LockHandle {
   pinNode(): void {
     this.pinned = true;
     this.releaser?.pinNode?.();
+  }
+
+  /** Its end (released or lost) was told to `onEnd`; a lock taken away ends when its release does. */
+  get hasEnded(): boolean {
+    return this.state === 'released' || this.state === 'lost';
   }
 
   isHeld(): boolean {

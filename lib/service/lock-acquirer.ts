@@ -28,7 +28,8 @@ import type { ElectionRegistry } from './election-registry.js';
 
 /**
  * How LockService turns a call into a handle, in three steps: the request resolved and checked once
- * (`check`: name, kind, placement, options, not an election's path, its key in a lock context); run
+ * (`check`: kind, placement, options, not an election's path, its key in a lock context; the name is
+ * checked where its path is made, RecipeRuntime.pathOf); run
  * by its lock context policy; then taken (`take`) through the context (reentrancy, ReentrantLocks) or
  * from ZooKeeper (`newLock`: the recipe, the node's data, the shutdown gate), with the release hooks
  * it needs (events and spans, the minimum hold) on its one handle.
@@ -207,9 +208,12 @@ export class LockAcquirer implements NewLockSource, HolderSource {
     return onReleaseRequest ? read.then((lock) => (lock.watchForRelease(onReleaseRequest), lock)) : read;
   }
 
-  /** A lock just granted counts among those shutdown must take away (ShutdownGate.held). */
+  /**
+   * A lock just granted counts among those shutdown must take away (ShutdownGate.held), until its
+   * `onEnd` (`forget`); one that ended already (its session lost on the way) is not counted.
+   */
   private readonly adopt = (lock: GrantedLock | null): GrantedLock | null => {
-    if (lock?.isHeld()) {
+    if (lock && !lock.hasEnded) {
       this.gate.held.add(lock);
       if (this.gate.closing) this.gate.grantedLate(lock);
     }

@@ -11,8 +11,8 @@ const SEND_RETRY_PAUSE_MS = 10;
 const EMPTY_DATA = Buffer.alloc(0);
 
 /**
- * A request named by data: `call` sends it and shapes its answer itself, so that no request type
- * needs a wrapper of its own (the lock's create, listing and delete run on every acquire). A request the
+ * A request named by data: `call` sends it and shapes its answer itself, so that each request type's
+ * wrapper (the lock's create, listing and delete, on every acquire) is one line that names it. A request the
  * table does not cover (a watch) passes a function that sends it and answers `reply(rc, _, value)`.
  */
 export const EXISTS = 0;

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { acquirePathSteps, type PathStep } from '../support/acquire-path-doc.js';
 
 /**
  * docs/internals.md draws the path of one acquire as lines of `Name` or `Class.method`, then the
@@ -10,27 +11,8 @@ import { describe, expect, it } from 'vitest';
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-interface Step {
-  readonly name: string;
-  readonly file: string;
-}
-
-/** The steps between `<!-- acquire-path -->` and `<!-- /acquire-path -->`. */
-function acquirePath(markdown: string): Step[] {
-  const block = /<!-- acquire-path -->\s*```text\n([\s\S]*?)```\s*<!-- \/acquire-path -->/.exec(markdown);
-  if (!block) throw new Error('docs/internals.md has no acquire-path block');
-  return block[1]!
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const match = /^([A-Za-z]+(?:\.[A-Za-z]+)?)\s+(lib\/\S+\.ts)\b/.exec(line);
-      if (!match) throw new Error(`not a step (name, then file): ${line}`);
-      return { name: match[1]!, file: match[2]! };
-    });
-}
-
 /** What is wrong with one step, or undefined when its file defines it. */
-function problemOf(step: Step, readSource: (file: string) => string | undefined): string | undefined {
+function problemOf(step: PathStep, readSource: (file: string) => string | undefined): string | undefined {
   const source = readSource(step.file);
   if (source === undefined) return `${step.file} does not exist`;
   const [owner, member] = step.name.includes('.') ? step.name.split('.') : [undefined, step.name];
@@ -49,7 +31,7 @@ const readSource = (file: string): string | undefined => {
 };
 
 describe('the acquire path drawn in docs/internals.md', () => {
-  const steps = acquirePath(readFileSync(join(root, 'docs/internals.md'), 'utf8'));
+  const steps = acquirePathSteps(readFileSync(join(root, 'docs/internals.md'), 'utf8'));
 
   it('names only steps whose files define them', () => {
     expect(steps.length).toBeGreaterThan(10);
@@ -62,9 +44,9 @@ describe('the acquire path drawn in docs/internals.md', () => {
   });
 
   it('would notice a step that is not defined, a class that is not there, and a missing file (the check can fail)', () => {
-    expect(problemOf({ name: 'QueueWaiter.noSuchStep', file: 'lib/queue/queue-waiter.ts' }, readSource)).toMatch(/no method/);
-    expect(problemOf({ name: 'NoSuchClass.run', file: 'lib/queue/queue-waiter.ts' }, readSource)).toMatch(/no class/);
-    expect(problemOf({ name: 'noSuchFunction', file: 'lib/queue/grant-check.ts' }, readSource)).toMatch(/no function/);
-    expect(problemOf({ name: 'placeIn', file: 'lib/queue/no-such-file.ts' }, readSource)).toMatch(/does not exist/);
+    expect(problemOf({ name: 'QueueWaiter.noSuchStep', file: 'lib/queue/queue-waiter.ts', waiting: false }, readSource)).toMatch(/no method/);
+    expect(problemOf({ name: 'NoSuchClass.run', file: 'lib/queue/queue-waiter.ts', waiting: false }, readSource)).toMatch(/no class/);
+    expect(problemOf({ name: 'noSuchFunction', file: 'lib/queue/grant-check.ts', waiting: false }, readSource)).toMatch(/no function/);
+    expect(problemOf({ name: 'placeIn', file: 'lib/queue/no-such-file.ts', waiting: true }, readSource)).toMatch(/does not exist/);
   });
 });

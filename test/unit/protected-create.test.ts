@@ -81,6 +81,18 @@ describe('the protected create', () => {
     await expect(creator.create(session, node, fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);
   });
 
+  it("refuses a node whose zxid only equals the highest seen: a create always makes a higher one (servers restored one transaction back)", async () => {
+    const { session, creator } = scripted([]);
+    const listing = session.getChildren.bind(session);
+    const at = (pzxid: number) => (session.getChildren = ((parent: string) => listing(parent).then((list) => ({ ...list, stat: { ...EMPTY_STAT, pzxid } }))) as typeof session.getChildren);
+    (session.watermark as { highest: number }).highest = 7;
+    at(8);
+    await expect(creator.create(session, entry(), fresh(), stop)).resolves.toMatchObject({ outcome: 'created' }); // control: above the floor
+    at(7);
+    await expect(creator.create(session, entry(), fresh(), stop)).rejects.toBeInstanceOf(HistoryWentBackError);
+    await expect(creator.create(session, entry(), fresh(), stop)).rejects.toThrow(/seen zxid 0x7, and a node it created since shows 0x7, not higher/);
+  });
+
   it('adopts the node of a create whose reply was lost, found by its name, and does not create it twice', async () => {
     const { session, creator, calls, childrenOf } = scripted(['lost-after']);
     const progress = fresh();
