@@ -2,7 +2,7 @@
  * The walk of one acquire in docs/internals.md is what one acquire runs: the measure
  * (`scripts/acquire-path.mjs --json`, V8's precise coverage of one warm, uncontended `withLock` on the
  * built package, against its own real ZooKeeper) is compared with the two marked blocks. Every step
- * drawn ran in its file (but those of a waiting acquire), every other call listed ran, and nothing ran that neither block names, so a
+ * drawn ran in its file (but the contended ones), every other call listed ran, and nothing ran that neither block names, so a
  * reader who follows the drawing meets every function on the way and no other.
  */
 import { execFile } from 'node:child_process';
@@ -36,7 +36,7 @@ function walkProblems(steps: readonly PathStep[], calls: ReadonlyMap<string, str
   const problems: string[] = [];
   for (const step of steps) {
     name(step.file, measuredName(step));
-    if (!step.waiting && !ran.get(step.file)?.has(measuredName(step))) problems.push(`step ${step.name} (${step.file}) did not run`);
+    if (!step.contended && !ran.get(step.file)?.has(measuredName(step))) problems.push(`step ${step.name} (${step.file}) did not run`);
   }
   for (const [file, fns] of calls) {
     for (const fn of fns) {

@@ -44,9 +44,9 @@ describe('the acquire path drawn in docs/internals.md', () => {
   });
 
   it('would notice a step that is not defined, a class that is not there, and a missing file (the check can fail)', () => {
-    expect(problemOf({ name: 'QueueWaiter.noSuchStep', file: 'lib/queue/queue-waiter.ts', waiting: false }, readSource)).toMatch(/no method/);
-    expect(problemOf({ name: 'NoSuchClass.run', file: 'lib/queue/queue-waiter.ts', waiting: false }, readSource)).toMatch(/no class/);
-    expect(problemOf({ name: 'noSuchFunction', file: 'lib/queue/grant-check.ts', waiting: false }, readSource)).toMatch(/no function/);
-    expect(problemOf({ name: 'placeIn', file: 'lib/queue/no-such-file.ts', waiting: true }, readSource)).toMatch(/does not exist/);
+    expect(problemOf({ name: 'QueueWaiter.noSuchStep', file: 'lib/queue/queue-waiter.ts', contended: false }, readSource)).toMatch(/no method/);
+    expect(problemOf({ name: 'NoSuchClass.run', file: 'lib/queue/queue-waiter.ts', contended: false }, readSource)).toMatch(/no class/);
+    expect(problemOf({ name: 'noSuchFunction', file: 'lib/queue/grant-check.ts', contended: false }, readSource)).toMatch(/no function/);
+    expect(problemOf({ name: 'placeIn', file: 'lib/queue/no-such-file.ts', contended: true }, readSource)).toMatch(/does not exist/);
   });
 });
