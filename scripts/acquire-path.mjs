@@ -36,9 +36,12 @@ const { DistributedLock, LockService, ZkLockModule } = require(join(dist, 'index
 const { startZkServer } = require(join(dist, 'testing', 'index.js'));
 const distUrl = pathToFileURL(dist + sep).href;
 
-// Empty lock parents reaped at ZooKeeper's own pace (not the tests' 200 ms), so the warm lock's parent stays.
-const server = await startZkServer({ containerCheckIntervalMs: 60_000 });
-const options = { connectionString: server.connectString, logEvents: false, rootAclCheck: 'off' };
+// Empty lock parents reaped at ZooKeeper's own pace (not the tests' 200 ms), so the warm lock's parent
+// stays; a 2 s tick, so the 15 s session is granted whole (the tests' 200 ms tick caps it at 4 s), and a
+// 1 s lease margin: the lease's renewal (`check`, not part of an acquire) comes seconds apart, not
+// every 250 ms, and a measured call meets it rarely.
+const server = await startZkServer({ containerCheckIntervalMs: 60_000, tickMs: 2000 });
+const options = { connectionString: server.connectString, logEvents: false, rootAclCheck: 'off', leaseMarginMs: 1000 };
 const name = 'acquire-path';
 const inspector = new Session();
 inspector.connect();

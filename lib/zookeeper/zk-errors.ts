@@ -115,7 +115,7 @@ export type RollbackSeen = 'zxid' | 'sequence' | 'queue';
 export function describeRollback(what: RollbackSeen, seen: number, now: number): string {
   switch (what) {
     case 'zxid':
-      return `this process has seen zxid 0x${seen.toString(16)}, and a node it created since shows 0x${now.toString(16)}, not higher`;
+      return `this process has seen zxid 0x${seen.toString(16)}, and a node it created since (or its parent's listing) shows 0x${now.toString(16)}, not higher`;
     case 'sequence':
       return `this process has seen the lock's queue at sequence ${seen}, the server now shows it at ${now}`;
     case 'queue':
