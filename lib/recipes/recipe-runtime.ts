@@ -137,7 +137,7 @@ export class RecipeRuntime {
 
 /**
  * One acquire of RecipeRuntime.acquire, as the queue's sink: the caller's timeout and signal (a
- * Stopper, or none when there is neither) and the caller's promise. A grant becomes a GrantedLock,
+ * Stopper with a timeout; without one, the signal as it is) and the caller's promise. A grant becomes a GrantedLock,
  * every failure a typed error.
  */
 class PendingAcquire implements QueueSink {
