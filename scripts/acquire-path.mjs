@@ -72,7 +72,7 @@ try {
     if (list) {
       for (const [file, fns] of [...results.at(-1).files].sort()) {
         console.log(`\n${file}`);
-        for (const fn of fns) console.log(`  ${fn.count}\t${fn.name || '(anonymous)'}`);
+        for (const fn of fns) console.log(`  ${fn.count}\t${fn.name}`);
       }
     }
   }

@@ -35,8 +35,9 @@ function walkProblems(steps: readonly PathStep[], calls: ReadonlyMap<string, str
   const name = (file: string, fn: string): void => void (named.get(file) ?? named.set(file, new Set()).get(file)!).add(fn);
   const problems: string[] = [];
   for (const step of steps) {
-    name(step.file, measuredName(step));
-    if (!step.contended && !ran.get(step.file)?.has(measuredName(step))) problems.push(`step ${step.name} (${step.file}) did not run`);
+    const fn = measuredName(step);
+    name(step.file, fn);
+    if (!step.contended && !ran.get(step.file)?.has(fn)) problems.push(`step ${step.name} (${step.file}) did not run`);
   }
   for (const [file, fns] of calls) {
     for (const fn of fns) {
@@ -53,14 +54,10 @@ function walkProblems(steps: readonly PathStep[], calls: ReadonlyMap<string, str
 /** The newest modification time among the .ts files under `dir`. */
 function newestSource(dir: string): number {
   let newest = 0;
-  for (const entry of readdirRecursive(dir)) if (entry.endsWith('.ts')) newest = Math.max(newest, statSync(entry).mtimeMs);
+  for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (entry.endsWith('.ts')) newest = Math.max(newest, statSync(join(dir, entry)).mtimeMs);
+  }
   return newest;
-}
-
-function readdirRecursive(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? readdirRecursive(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
 }
 
 describe('the acquire path drawn in docs/internals.md, against one measured acquire', () => {
